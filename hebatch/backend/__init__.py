@@ -1,0 +1,52 @@
+"""Array backends: NumPy (CPU, always available) and CuPy (GPU), behind one interface."""
+
+from __future__ import annotations
+
+import importlib.util
+
+from .base import Backend
+from .cpu import NumpyBackend
+
+_CPU = NumpyBackend()
+_GPU = None
+
+
+def gpu_available() -> bool:
+    """True if CuPy is importable and sees at least one CUDA device."""
+    if importlib.util.find_spec("cupy") is None:
+        return False
+    try:
+        import cupy
+
+        return cupy.cuda.runtime.getDeviceCount() > 0
+    except Exception:  # no driver, no device: CuPy raises several kinds of errors
+        return False
+
+
+def _cupy_array_type():
+    import sys
+
+    cupy = sys.modules.get("cupy")  # an array of CuPy's can only exist if CuPy was imported
+    return None if cupy is None else cupy.ndarray
+
+
+def backend_for(x, name: str = "x") -> Backend:
+    """The backend owning array x; TypeError for anything that is not a NumPy or CuPy array."""
+    global _GPU
+    if _CPU.owns(x):
+        return _CPU
+    cupy_array = _cupy_array_type()
+    if cupy_array is not None and isinstance(x, cupy_array):
+        if _GPU is None:
+            from .gpu import CupyBackend
+
+            _GPU = CupyBackend()
+        return _GPU
+    raise TypeError(f"{name} must be a NumPy or CuPy array, got {type(x).__module__}.{type(x).__name__}")
+
+
+def cpu_backend() -> Backend:
+    return _CPU
+
+
+__all__ = ["Backend", "backend_for", "cpu_backend", "gpu_available"]

@@ -1,0 +1,144 @@
+"""Exact vectorised modular arithmetic on uint64 NumPy arrays.
+
+No floats and no Python-object arrays: 64x64 -> 128-bit products are assembled from 32-bit
+halves, reductions follow the same algorithms as the CUDA kernels (Barrett after Shivdikar et al.
+for q < 2^62, Shoup for multiplication by precomputed constants, shift-and-add for Goldilocks).
+NumPy's shifts by >= 64 bits give 0, which the 128-bit helpers rely on (checked in the tests).
+
+A `ModOps` holds the constants of L moduli, shaped (L, 1, ..., 1) so that they broadcast against
+arrays whose limb axis sits `depth` axes before the end.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..field import KIND_GOLDILOCKS, Modulus
+
+U64 = np.uint64
+_MASK32 = U64(0xFFFFFFFF)
+_EPS = U64(0xFFFFFFFF)  # 2^64 mod Goldilocks = 2^32 - 1
+
+
+def mul_wide(a, b):
+    """(hi, lo) of the exact 128-bit products a * b of uint64 arrays."""
+    a0, a1 = a & _MASK32, a >> U64(32)
+    b0, b1 = b & _MASK32, b >> U64(32)
+    p00, p01, p10 = a0 * b0, a0 * b1, a1 * b0
+    mid = (p00 >> U64(32)) + (p01 & _MASK32) + (p10 & _MASK32)
+    hi = a1 * b1 + (p01 >> U64(32)) + (p10 >> U64(32)) + (mid >> U64(32))
+    return hi, a * b
+
+
+def mul_hi(a, b):
+    """High 64 bits of the 128-bit products a * b."""
+    return mul_wide(a, b)[0]
+
+
+def shr128(hi, lo, s):
+    """Low 64 bits of (hi:lo) >> s for 0 <= s <= 127 (s may be an array)."""
+    s = np.asarray(s, dtype=U64)
+    small = (lo >> s) | (hi << (U64(64) - np.minimum(s, U64(64))))
+    big = hi >> (np.maximum(s, U64(64)) - U64(64))
+    return np.where(s < U64(64), small, big)
+
+
+def goldilocks_reduce(hi, lo):
+    """(hi:lo) mod 2^64 - 2^32 + 1, using 2^64 = 2^32 - 1 and 2^96 = -1 (mod p)."""
+    p = U64(2**64 - 2**32 + 1)
+    hh, hl = hi >> U64(32), hi & _MASK32
+    t0 = lo - hh
+    t0 = np.where(lo < hh, t0 - _EPS, t0)  # borrow: the wrapped value is 2^64 too big
+    t1 = (hl << U64(32)) - hl
+    r = t0 + t1
+    r = np.where(r < t1, r + _EPS, r)  # carry: the wrapped value is 2^64 too small
+    return np.where(r >= p, r - p, r)
+
+
+class ModOps:
+    """Modular arithmetic for L moduli of one kind, broadcast over a limb axis."""
+
+    def __init__(self, moduli: tuple[Modulus, ...], depth: int = 1):
+        kinds = {m.kind == KIND_GOLDILOCKS for m in moduli}
+        if len(kinds) != 1:
+            raise ValueError("ModOps needs moduli of one kind: Goldilocks and Barrett moduli apart")
+        self.moduli = tuple(moduli)
+        self.goldilocks = kinds.pop()
+        self.depth = depth
+        shape = (len(moduli),) + (1,) * depth
+
+        def column(values):
+            return np.array(values, dtype=U64).reshape(shape)
+
+        self.q = column([m.q for m in moduli])
+        if not self.goldilocks:
+            self.mu = column([m.barrett_mu for m in moduli])
+            self.shift_in = column([m.barrett_shift_in for m in moduli])
+            self.shift_out = column([m.barrett_shift_out for m in moduli])
+            # 2^64 = A q + B, used for Shoup companions: floor(w 2^64 / q) = w A + floor(w B / q)
+            self.two64_quot = column([2**64 // m.q for m in moduli])
+            self.two64_rem = column([2**64 % m.q for m in moduli])
+
+    def at_depth(self, depth: int) -> "ModOps":
+        return self if depth == self.depth else ModOps(self.moduli, depth)
+
+    # -- additive ----------------------------------------------------------------------------
+    def add(self, a, b):
+        s = a + b
+        if self.goldilocks:  # a + b can pass 2^64: the wrapped sum minus q is still right
+            return np.where((s < a) | (s >= self.q), s - self.q, s)
+        return np.where(s >= self.q, s - self.q, s)
+
+    def sub(self, a, b):
+        d = a - b
+        return np.where(a < b, d + self.q, d)
+
+    def neg(self, a):
+        return np.where(a == U64(0), a, self.q - a)
+
+    # -- multiplicative ----------------------------------------------------------------------
+    def _barrett_divmod(self, hi, lo):
+        """floor(x / q) and x mod q for x = hi:lo < q^2 (one correction, per the seed 004 bound)."""
+        c = shr128(hi, lo, self.shift_in)
+        ph, pl = mul_wide(c, self.mu)
+        quot = shr128(ph, pl, self.shift_out)
+        rem = lo - quot * self.q
+        over = rem >= self.q
+        return np.where(over, quot + U64(1), quot), np.where(over, rem - self.q, rem)
+
+    def reduce_wide(self, hi, lo):
+        if self.goldilocks:
+            return goldilocks_reduce(hi, lo)
+        return self._barrett_divmod(hi, lo)[1]
+
+    def mul(self, a, b):
+        """a * b mod q for arrays of residues (both operands vary)."""
+        return self.reduce_wide(*mul_wide(a, b))
+
+    def shoup(self, w):
+        """Shoup companions floor(w * 2^64 / q) of residues w (Barrett moduli only)."""
+        if self.goldilocks:
+            raise ValueError("Shoup multiplication needs q < 2^63; Goldilocks uses its own reduction")
+        quot, _ = self._barrett_divmod(*mul_wide(w, self.two64_rem))
+        return w * self.two64_quot + quot
+
+    def mul_shoup(self, a, w, w_shoup):
+        """a * w mod q for a fixed multiplier w with companion w_shoup (plain product for Goldilocks)."""
+        if self.goldilocks:
+            return self.mul(a, w)
+        r = a * w - mul_hi(a, w_shoup) * self.q
+        return np.where(r >= self.q, r - self.q, r)
+
+    def powers(self, roots, count: int):
+        """(L, count) table of roots[l] ** e, e = 0 .. count-1, built by doubling."""
+        out = np.empty((len(self.moduli), count), dtype=U64)
+        out[:, 0] = 1
+        step = np.asarray(roots, dtype=U64).reshape(-1, 1)  # roots ** filled
+        ops = self.at_depth(1)
+        filled = 1
+        while filled < count:
+            k = min(filled, count - filled)
+            out[:, filled:filled + k] = ops.mul(out[:, :k], step)
+            step = ops.mul(step, step)
+            filled += k
+        return out

@@ -1,0 +1,8 @@
+"""Transforms layer: NTT plans, twiddle tables, algorithm choice, and the public array API."""
+
+from .api import intt, ntt, plan_for, polymul
+from .plan import NTTPlan, make_plan
+from .validate import TransformArgs, check_entries, check_transform_args
+
+__all__ = ["ntt", "intt", "polymul", "plan_for", "make_plan", "NTTPlan", "TransformArgs",
+           "check_transform_args", "check_entries"]

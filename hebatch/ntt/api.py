@@ -1,0 +1,113 @@
+"""The public transforms: hb.ntt, hb.intt, hb.polymul, dispatching on the array type."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..backend import Backend, backend_for
+from .plan import NTTPlan, make_plan
+from .validate import TransformArgs, _check_flag, check_entries, check_transform_args
+
+
+def plan_for(args: TransformArgs, backend: Backend, batch: int = 1) -> NTTPlan:
+    """The cached plan for validated arguments, resolving algorithm="auto" for this backend."""
+    algorithm = args.algorithm
+    if algorithm == "auto":
+        algorithm = backend.choose_algorithm(args.n, batch * args.limbs, args.moduli)
+    split = backend.fourstep_split(args.n) if algorithm == "4step" else None
+    return make_plan(args.n, args.moduli, args.roots, args.negacyclic, algorithm, split)
+
+
+def _lead_shape(shape, args: TransformArgs) -> tuple[int, ...]:
+    return tuple(shape[:-2] if args.rns else shape[:-1])
+
+
+def _as_batch(x, args: TransformArgs):
+    """x viewed (or copied) as (batch, limbs, n) uint64."""
+    batch = math.prod(_lead_shape(x.shape, args))
+    x3 = x.reshape(batch, args.limbs, args.n)
+    return x3 if x3.dtype == np.uint64 else x3.astype(np.uint64)
+
+
+def _validated(x, modulus, negacyclic, algorithm, root, name="x"):
+    backend = backend_for(x, name)
+    args = check_transform_args(x.shape, x.dtype, modulus, negacyclic=negacyclic,
+                                algorithm=algorithm, root=root, name=name)
+    check_entries(x, args, backend.xp, name)
+    return backend, args
+
+
+def ntt(x, modulus, *, negacyclic=False, inverse=False, algorithm="auto", root=None, inplace=False):
+    """Number Theoretic Transform of the last axis of x, in natural order.
+
+    x: NumPy or CuPy array of uint64 (uint32 when every modulus < 2**32), shape (..., n), n a power
+    of two from 2 to 2**28, entries < modulus. modulus: a prime (< 2**62, or hb.GOLDILOCKS), or a
+    sequence of primes, one per row of axis -2 (RNS limbs). Cyclic: X[k] = sum_j x[j] w^(jk) with
+    w = g^((q-1)/n), g = hb.primitive_root(q). Negacyclic: X[k] = sum_j x[j] psi^(j(2k+1)) with
+    psi = g^((q-1)/(2n)). `root` overrides w or psi (one per limb for RNS). `inverse=True` gives
+    the exact inverse (scaled by n^-1). algorithm: "auto", "radix2" or "4step".
+    Returns a new array of x's type, dtype, shape and device; with inplace=True, x is overwritten
+    and returned.
+    """
+    inverse = _check_flag(inverse, "inverse")
+    inplace = _check_flag(inplace, "inplace")
+    backend, args = _validated(x, modulus, negacyclic, algorithm, root)
+    if inplace and not backend.writeable(x):
+        raise ValueError("inplace=True needs a writeable x")
+    x3 = _as_batch(x, args)
+    plan = plan_for(args, backend, x3.shape[0])
+    out = x3 if inplace and backend.shares_memory(x3, x) else None
+    run = backend.inverse if inverse else backend.forward
+    y3 = run(x3, plan, out=out)
+    if inplace:
+        if out is None:
+            x[...] = y3.reshape(x.shape)
+        return x
+    return y3.reshape(x.shape).astype(x.dtype, copy=False)
+
+
+def intt(y, modulus, *, negacyclic=False, algorithm="auto", root=None, inplace=False):
+    """Exact inverse of `ntt` with the same arguments (scaled by n^-1): intt(ntt(x)) == x."""
+    return ntt(y, modulus, negacyclic=negacyclic, inverse=True, algorithm=algorithm, root=root,
+               inplace=inplace)
+
+
+def polymul(a, b, modulus, *, negacyclic=True, algorithm="auto"):
+    """Product of polynomials a and b in Z_q[x]/(x^n + 1) (negacyclic) or Z_q[x]/(x^n - 1).
+
+    a, b: arrays as for `ntt`, of one type, device and dtype, same n (and limbs); their leading
+    (batch) axes broadcast. Returns an array of the broadcast shape.
+    """
+    negacyclic = _check_flag(negacyclic, "negacyclic")
+    backend, args = _validated(a, modulus, negacyclic, algorithm, None, "a")
+    backend_b = backend_for(b, "b")
+    if backend_b is not backend:
+        raise TypeError(f"a and b must both be {backend.name} arrays, got {type(a).__name__} and {type(b).__name__}")
+    backend.check_same_device(a, b)
+    if b.dtype != a.dtype:
+        raise TypeError(f"a and b must have one dtype, got {a.dtype} and {b.dtype}")
+    if b.shape[-1] != a.shape[-1] or (args.rns and b.shape[-2:] != a.shape[-2:]):
+        raise ValueError(f"a and b must have the same trailing {'(limbs, n)' if args.rns else 'n'}, "
+                         f"got shapes {a.shape} and {b.shape}")
+    args_b = check_transform_args(b.shape, b.dtype, modulus, negacyclic=negacyclic, algorithm=algorithm, name="b")
+    check_entries(b, args_b, backend.xp, "b")
+    try:
+        lead = np.broadcast_shapes(_lead_shape(a.shape, args), _lead_shape(b.shape, args))
+    except ValueError:
+        raise ValueError(f"the batch axes of a {a.shape} and b {b.shape} do not broadcast") from None
+
+    a3 = _as_batch(a, args)
+    plan = plan_for(args, backend, max(a3.shape[0], math.prod(lead)))
+    tail = (args.limbs, args.n) if args.rns else (args.n,)
+
+    def spectrum(x, x3):
+        s = backend.forward(x3, plan, natural=False).reshape(_lead_shape(x.shape, args) + tail)
+        return backend.broadcast_to(s, lead + tail).reshape(-1, args.limbs, args.n)
+
+    fa = spectrum(a, a3)
+    fb = fa if b is a else spectrum(b, _as_batch(b, args))
+    prod = backend.pointwise_mul(fa, fb, plan)
+    c3 = backend.inverse(prod, plan, natural=False)
+    return c3.reshape(lead + tail).astype(a.dtype, copy=False)

@@ -1,0 +1,145 @@
+"""Input validation for the public transforms, shared by the array API and the Dask layer.
+
+Every rule raises before any work starts, naming the argument and the rule it broke.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..field import (
+    GENERIC_MAX_BITS,
+    GOLDILOCKS,
+    MAX_LOG_N,
+    check_root,
+    default_root,
+    is_power_of_two,
+    is_prime,
+)
+from .plan import ALGORITHMS
+
+DTYPES = (np.dtype(np.uint64), np.dtype(np.uint32))
+
+
+@dataclass(frozen=True)
+class TransformArgs:
+    """Validated arguments: n, per-limb moduli and roots, and whether x has a limb axis."""
+
+    n: int
+    moduli: tuple[int, ...]
+    roots: tuple[int, ...]
+    negacyclic: bool
+    algorithm: str
+    rns: bool  # modulus was a sequence: x.shape[-2] is the limb axis
+
+    @property
+    def limbs(self) -> int:
+        return len(self.moduli)
+
+
+def _check_flag(value, name: str) -> bool:
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {value!r}")
+    return bool(value)
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def _as_int(value, name: str) -> int:
+    if not _is_int(value):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__} {value!r}")
+    return int(value)
+
+
+def check_modulus(q, n: int, negacyclic: bool, name: str = "modulus") -> int:
+    q = _as_int(q, name)
+    if q < 2:
+        raise ValueError(f"{name} must be a prime >= 2, got {q}")
+    if q != GOLDILOCKS and q >= 2**GENERIC_MAX_BITS:
+        raise ValueError(f"{name} {q} is too large: moduli must be < 2**62, or be hb.GOLDILOCKS")
+    if not is_prime(q):
+        raise ValueError(f"{name} {q} is not prime")
+    order = 2 * n if negacyclic else n
+    if (q - 1) % order:
+        kind = "negacyclic" if negacyclic else "cyclic"
+        raise ValueError(
+            f"{name} {q} is not 1 mod {'2n' if negacyclic else 'n'} = {order}: "
+            f"it has no {kind} NTT of size n={n}"
+        )
+    return q
+
+
+def check_transform_args(shape, dtype, modulus, *, negacyclic=False, algorithm="auto", root=None,
+                         name: str = "x") -> TransformArgs:
+    """Validate everything that does not need to read the array's entries."""
+    negacyclic = _check_flag(negacyclic, "negacyclic")
+    if not isinstance(algorithm, str) or algorithm not in ALGORITHMS:
+        raise ValueError(f"algorithm must be one of {', '.join(map(repr, ALGORITHMS))}, got {algorithm!r}")
+    dtype = np.dtype(dtype)
+    if dtype not in DTYPES:
+        raise TypeError(f"{name} must have dtype uint64 (or uint32 when every modulus < 2**32), got {dtype}")
+    if len(shape) < 1:
+        raise ValueError(f"{name} must have at least one axis (the transform axis), got a 0-d array")
+    n = shape[-1]
+    if not is_power_of_two(n) or not 2 <= n <= 2**MAX_LOG_N:
+        raise ValueError(f"{name}.shape[-1] (the transform size n) must be a power of two from 2 to 2**{MAX_LOG_N}, got {n}")
+
+    if isinstance(modulus, (bool, np.bool_, str, bytes, float)):
+        raise TypeError(f"modulus must be an int or a sequence of ints, got {modulus!r}")
+    rns = not _is_int(modulus)
+    if rns:
+        try:
+            moduli_in = list(modulus)
+        except TypeError:
+            raise TypeError(f"modulus must be an int or a sequence of ints, got {type(modulus).__name__}") from None
+        if len(shape) < 2:
+            raise ValueError(f"modulus is a sequence (RNS limbs), so {name} needs shape (..., limbs, n); got shape {tuple(shape)}")
+        if len(moduli_in) != shape[-2]:
+            raise ValueError(f"{name} has {shape[-2]} limbs along axis -2 but modulus has {len(moduli_in)} entries")
+        if not moduli_in:
+            raise ValueError("modulus must not be empty")
+        moduli = tuple(check_modulus(q, n, negacyclic, f"modulus[{i}]") for i, q in enumerate(moduli_in))
+    else:
+        moduli = (check_modulus(modulus, n, negacyclic),)
+
+    if dtype == np.uint32 and any(q >= 2**32 for q in moduli):
+        raise ValueError(f"{name} has dtype uint32, which needs every modulus < 2**32; got modulus {max(moduli)}")
+
+    if root is None:
+        roots = tuple(default_root(q, n, negacyclic) for q in moduli)
+    else:
+        if rns:
+            if not hasattr(root, "__len__"):
+                raise TypeError("root must be a sequence with one root per modulus when modulus is a sequence")
+            roots_in = list(root)
+            if len(roots_in) != len(moduli):
+                raise ValueError(f"root has {len(roots_in)} entries but modulus has {len(moduli)}")
+        else:
+            roots_in = [root]
+        roots = tuple(_as_int(r, "root") for r in roots_in)
+        for r, q in zip(roots, moduli):
+            check_root(r, q, n, negacyclic)
+    return TransformArgs(n, moduli, roots, negacyclic, algorithm, rns)
+
+
+def limb_column(args: TransformArgs, xp=np):
+    """The moduli as an array broadcasting against x: (L, 1) for RNS input, a scalar otherwise."""
+    if args.rns:
+        return xp.asarray(np.array(args.moduli, dtype=np.uint64).reshape(-1, 1))
+    return np.uint64(args.moduli[0])
+
+
+def check_entries(x, args: TransformArgs, xp=np, name: str = "x") -> None:
+    """Raise ValueError if any entry of x is >= its modulus (reads the whole array)."""
+    if x.size == 0:
+        return
+    bound = limb_column(args, xp)
+    bad = x >= bound
+    if bool(bad.any()):
+        worst = int(x[bad].max())
+        where = "its limb's modulus" if args.rns else f"modulus {args.moduli[0]}"
+        raise ValueError(f"{name} has entries >= {where} (e.g. {worst}): entries must be reduced mod q")
