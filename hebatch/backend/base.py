@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import abc
 
+import numpy as np
+
 
 class Backend(abc.ABC):
     name: str
@@ -25,6 +27,10 @@ class Backend(abc.ABC):
     def fourstep_split(self, n: int) -> tuple[int, int] | None:
         """n1 x n2 for 4-step plans; None for the default split."""
         return None
+
+    def work_dtype(self, dtype, moduli):
+        """The dtype the backend computes in for data of `dtype` (inputs are converted to it)."""
+        return np.dtype(np.uint64)
 
     def writeable(self, x) -> bool:
         return True
@@ -53,3 +59,7 @@ class Backend(abc.ABC):
     @abc.abstractmethod
     def pointwise_mul(self, a, b, plan, *, out=None):
         """a * b mod q per limb; a and b broadcast along the batch axis."""
+
+    def inverse_product(self, a, b, plan):
+        """inverse(a * b) of two spectra in the internal order (a backend may fuse the product)."""
+        return self.inverse(self.pointwise_mul(a, b, plan), plan, natural=False)

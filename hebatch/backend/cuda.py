@@ -6,6 +6,8 @@ place. Sources include each other with `#include "name.cuh"`, resolved through -
 
 from __future__ import annotations
 
+import json
+import os
 import pathlib
 import threading
 from functools import lru_cache
@@ -25,15 +27,48 @@ def kernel_dir() -> pathlib.Path:
     raise FileNotFoundError(f"no CUDA kernel directory next to {_PACKAGE}")
 
 
+class _Prebuilt:
+    """Kernels from an nvcc-built cubin (see hebatch.backend.prebuild), looked up by name expression."""
+
+    def __init__(self, module, index: dict):
+        self.module, self.index = module, index
+
+    def get_function(self, name: str):
+        return self.module.get_function(self.index[name])
+
+
+@lru_cache(maxsize=4)
+def _prebuilt(path: str, device: int):
+    """The prebuilt kernels at `path`, or None (with a warning) if they were built from other sources."""
+    import warnings
+
+    import cupy
+
+    from .prebuild import source_digest
+
+    meta = json.loads(pathlib.Path(path + ".json").read_text())
+    if meta.get("sources") != source_digest():
+        warnings.warn(f"{path} was built from other kernel sources; compiling at run time instead", stacklevel=3)
+        return None
+    return _Prebuilt(cupy.RawModule(path=path), meta["kernels"])
+
+
 def load_module(filename: str, defines: tuple[tuple[str, str], ...] = (), name_expressions=None):
-    """The compiled cupy.RawModule of kernels/<filename> for the current device (cached).
+    """The compiled kernels of kernels/<filename> for the current device (cached), with
+    get_function(name_expression).
 
     defines: (macro, value) pairs passed as -D options (one compiled module per distinct set).
-    name_expressions: template instantiations to compile (cupy's name_expressions).
+    name_expressions: template instantiations to compile (cupy's name_expressions). When the
+    environment names a prebuilt cubin (HEBATCH_KERNEL_CUBIN) that holds them all, it is used.
     """
     import cupy
 
     device = cupy.cuda.Device().id
+    prebuilt = os.environ.get("HEBATCH_KERNEL_CUBIN")
+    if prebuilt and not defines and filename == "ntt.cu" and name_expressions:
+        module = _prebuilt(prebuilt, device)
+        if module is not None and all(name in module.index for name in name_expressions):
+            return module
     key = (device, filename, defines, tuple(name_expressions or ()))
     with _LOCK:
         module = _MODULES.get(key)

@@ -24,22 +24,42 @@ def _lead_shape(shape, args: TransformArgs) -> tuple[int, ...]:
     return tuple(shape[:-2] if args.rns else shape[:-1])
 
 
-def _as_batch(x, args: TransformArgs):
-    """x viewed (or copied) as (batch, limbs, n) uint64."""
+def _as_batch(x, args: TransformArgs, backend: Backend):
+    """x viewed (or copied) as (batch, limbs, n) in the dtype the backend computes in."""
     batch = math.prod(_lead_shape(x.shape, args))
     x3 = x.reshape(batch, args.limbs, args.n)
-    return x3 if x3.dtype == np.uint64 else x3.astype(np.uint64)
+    dtype = backend.work_dtype(x.dtype, args.moduli)
+    return x3 if x3.dtype == dtype else x3.astype(dtype)
 
 
-def _validated(x, modulus, negacyclic, algorithm, root, name="x"):
+def _validated(x, modulus, negacyclic, algorithm, root, check, name="x"):
     backend = backend_for(x, name)
     args = check_transform_args(x.shape, x.dtype, modulus, negacyclic=negacyclic,
                                 algorithm=algorithm, root=root, name=name)
-    check_entries(x, args, backend.xp, name)
+    if _check_flag(check, "check"):
+        check_entries(x, args, backend.xp, name)
     return backend, args
 
 
-def ntt(x, modulus, *, negacyclic=False, inverse=False, algorithm="auto", root=None, inplace=False):
+class _on_stream:
+    """Run on `stream` (a cupy.cuda.Stream) for CuPy arrays; None keeps the current stream."""
+
+    def __init__(self, stream, backend: Backend):
+        if stream is not None and backend.name != "gpu":
+            raise TypeError("stream= applies to CuPy arrays only")
+        self.stream = stream
+
+    def __enter__(self):
+        if self.stream is not None:
+            self.stream.__enter__()
+
+    def __exit__(self, *exc):
+        if self.stream is not None:
+            self.stream.__exit__(*exc)
+
+
+def ntt(x, modulus, *, negacyclic=False, inverse=False, algorithm="auto", root=None, inplace=False,
+        check=True, stream=None):
     """Number Theoretic Transform of the last axis of x, in natural order.
 
     x: NumPy or CuPy array of uint64 (uint32 when every modulus < 2**32), shape (..., n), n a power
@@ -49,18 +69,20 @@ def ntt(x, modulus, *, negacyclic=False, inverse=False, algorithm="auto", root=N
     psi = g^((q-1)/(2n)). `root` overrides w or psi (one per limb for RNS). `inverse=True` gives
     the exact inverse (scaled by n^-1). algorithm: "auto", "radix2" or "4step".
     Returns a new array of x's type, dtype, shape and device; with inplace=True, x is overwritten
-    and returned.
+    and returned. check=False skips the entry range check (on a GPU it reads x once and waits for
+    the answer); stream= runs a CuPy transform on that CUDA stream instead of the current one.
     """
     inverse = _check_flag(inverse, "inverse")
     inplace = _check_flag(inplace, "inplace")
-    backend, args = _validated(x, modulus, negacyclic, algorithm, root)
+    backend, args = _validated(x, modulus, negacyclic, algorithm, root, check)
     if inplace and not backend.writeable(x):
         raise ValueError("inplace=True needs a writeable x")
-    x3 = _as_batch(x, args)
-    plan = plan_for(args, backend, x3.shape[0])
-    out = x3 if inplace and backend.shares_memory(x3, x) else None
-    run = backend.inverse if inverse else backend.forward
-    y3 = run(x3, plan, out=out)
+    with _on_stream(stream, backend):
+        x3 = _as_batch(x, args, backend)
+        plan = plan_for(args, backend, x3.shape[0])
+        out = x3 if inplace and backend.shares_memory(x3, x) else None
+        run = backend.inverse if inverse else backend.forward
+        y3 = run(x3, plan, out=out)
     if inplace:
         if out is None:
             x[...] = y3.reshape(x.shape)
@@ -68,20 +90,21 @@ def ntt(x, modulus, *, negacyclic=False, inverse=False, algorithm="auto", root=N
     return y3.reshape(x.shape).astype(x.dtype, copy=False)
 
 
-def intt(y, modulus, *, negacyclic=False, algorithm="auto", root=None, inplace=False):
+def intt(y, modulus, *, negacyclic=False, algorithm="auto", root=None, inplace=False, check=True,
+         stream=None):
     """Exact inverse of `ntt` with the same arguments (scaled by n^-1): intt(ntt(x)) == x."""
     return ntt(y, modulus, negacyclic=negacyclic, inverse=True, algorithm=algorithm, root=root,
-               inplace=inplace)
+               inplace=inplace, check=check, stream=stream)
 
 
-def polymul(a, b, modulus, *, negacyclic=True, algorithm="auto"):
+def polymul(a, b, modulus, *, negacyclic=True, algorithm="auto", check=True, stream=None):
     """Product of polynomials a and b in Z_q[x]/(x^n + 1) (negacyclic) or Z_q[x]/(x^n - 1).
 
     a, b: arrays as for `ntt`, of one type, device and dtype, same n (and limbs); their leading
     (batch) axes broadcast. Returns an array of the broadcast shape.
     """
     negacyclic = _check_flag(negacyclic, "negacyclic")
-    backend, args = _validated(a, modulus, negacyclic, algorithm, None, "a")
+    backend, args = _validated(a, modulus, negacyclic, algorithm, None, check, "a")
     backend_b = backend_for(b, "b")
     if backend_b is not backend:
         raise TypeError(f"a and b must both be {backend.name} arrays, got {type(a).__name__} and {type(b).__name__}")
@@ -92,22 +115,23 @@ def polymul(a, b, modulus, *, negacyclic=True, algorithm="auto"):
         raise ValueError(f"a and b must have the same trailing {'(limbs, n)' if args.rns else 'n'}, "
                          f"got shapes {a.shape} and {b.shape}")
     args_b = check_transform_args(b.shape, b.dtype, modulus, negacyclic=negacyclic, algorithm=algorithm, name="b")
-    check_entries(b, args_b, backend.xp, "b")
+    if check:
+        check_entries(b, args_b, backend.xp, "b")
     try:
         lead = np.broadcast_shapes(_lead_shape(a.shape, args), _lead_shape(b.shape, args))
     except ValueError:
         raise ValueError(f"the batch axes of a {a.shape} and b {b.shape} do not broadcast") from None
 
-    a3 = _as_batch(a, args)
-    plan = plan_for(args, backend, max(a3.shape[0], math.prod(lead)))
-    tail = (args.limbs, args.n) if args.rns else (args.n,)
+    with _on_stream(stream, backend):
+        a3 = _as_batch(a, args, backend)
+        plan = plan_for(args, backend, max(a3.shape[0], math.prod(lead)))
+        tail = (args.limbs, args.n) if args.rns else (args.n,)
 
-    def spectrum(x, x3):
-        s = backend.forward(x3, plan, natural=False).reshape(_lead_shape(x.shape, args) + tail)
-        return backend.broadcast_to(s, lead + tail).reshape(-1, args.limbs, args.n)
+        def spectrum(x, x3):
+            s = backend.forward(x3, plan, natural=False).reshape(_lead_shape(x.shape, args) + tail)
+            return backend.broadcast_to(s, lead + tail).reshape(-1, args.limbs, args.n)
 
-    fa = spectrum(a, a3)
-    fb = fa if b is a else spectrum(b, _as_batch(b, args))
-    prod = backend.pointwise_mul(fa, fb, plan)
-    c3 = backend.inverse(prod, plan, natural=False)
+        fa = spectrum(a, a3)
+        fb = fa if b is a else spectrum(b, _as_batch(b, args, backend))
+        c3 = backend.inverse_product(fa, fb, plan)
     return c3.reshape(lead + tail).astype(a.dtype, copy=False)

@@ -13,7 +13,7 @@ from functools import cached_property, lru_cache
 import numpy as np
 
 from ..field import KIND_GOLDILOCKS, Modulus, modulus_info
-from . import tables
+from . import recipes, tables
 
 ALGORITHMS = ("auto", "radix2", "4step")
 
@@ -25,13 +25,21 @@ class NTTPlan:
     roots: tuple[int, ...]  # psi per limb when negacyclic, else w
     negacyclic: bool
     algorithm: str  # "radix2" or "4step" (never "auto")
-    n1: int = 0  # 4-step rows (column-transform length); n = n1 * n2
-    n2: int = 0
+    split: tuple[int, int] | None = None  # 4-step n1 x n2 if asked for; else each backend's recipe
     cache: dict = field(default_factory=dict, repr=False)
 
     @property
     def log_n(self) -> int:
         return self.n.bit_length() - 1
+
+    @property
+    def n1(self) -> int:
+        """4-step column-transform length (CPU 4-step): the given split, else the squarest."""
+        return (self.split or default_split(self.n))[0]
+
+    @property
+    def n2(self) -> int:
+        return self.n // self.n1
 
     @property
     def limbs(self) -> int:
@@ -67,6 +75,55 @@ class NTTPlan:
             rows.append(tables.radix2_twiddles(q, pow(w, self.n1, q), self.n2, False))
         return cols, rows
 
+    def gpu_passes(self, word_bytes: int) -> tuple[recipes.Pass, ...]:
+        digits = None
+        if self.algorithm == "4step" and self.split is not None and 1 < self.split[0] < self.n:
+            digits = (self.split[0].bit_length() - 1, self.split[1].bit_length() - 1)
+        return recipes.gpu_passes(self.algorithm, self.log_n, word_bytes, digits)
+
+    def gpu_pass_modes(self, inverse: bool, word_bits: int) -> list[tuple[int, int]]:
+        """(store-twiddle mode, post mode) of each GPU pass, as gpu_pass_tables builds them, without
+        building tables (0: none, 1: one lookup table, 2: two)."""
+        digits = [p.log_np for p in self.gpu_passes(word_bits // 8)]
+        fourstep = self.algorithm == "4step" and len(digits) > 1
+        modes = []
+        for index, d in enumerate(digits):
+            last = index == len(digits) - 1
+            tw = 0
+            if fourstep and not last:
+                tw = 2 if self.log_n + self.negacyclic > tables.SINGLE_LEVEL_MAX_LOG else 1
+            post = 0
+            if inverse and last:
+                span = d if fourstep else self.log_n
+                post = 2 if self.negacyclic and span > tables.SINGLE_LEVEL_MAX_LOG else 1
+            modes.append((tw, post))
+        return modes
+
+    def gpu_pass_tables(self, idx: tuple[int, ...], inverse: bool, word_bits: int) -> list[dict]:
+        """Per pass: the scalar parameters and the tables of limbs `idx`, stacked (limbs, size, 2)."""
+        digits = tuple(p.log_np for p in self.gpu_passes(word_bits // 8))
+        per_limb = []
+        for i in idx:
+            q, root = self.moduli[i], self.roots[i]
+            if self.algorithm == "radix2" or len(digits) == 1:
+                merge = tables.gpu_merge_tables(q, root, self.n, self.negacyclic, inverse, word_bits)
+                per_limb.append([merge] * len(digits))
+            else:
+                per_limb.append(tables.gpu_fourstep_tables(q, root, self.n, self.negacyclic, inverse, digits, word_bits))
+        passes = []
+        for index in range(len(digits)):
+            first = per_limb[0][index]
+            entry = {}
+            for field_name in tables.GpuPassTables.__dataclass_fields__:
+                value = getattr(first, field_name)
+                if isinstance(value, np.ndarray):
+                    value = np.stack([getattr(limb[index], field_name) for limb in per_limb])
+                entry[field_name] = value
+            if len(digits) > 1 and self.algorithm == "radix2" and index < len(digits) - 1:
+                entry.update(post_mode=0, post_high=None, post_low=None)  # only the last pass scales
+            passes.append(entry)
+        return passes
+
     def fourstep_dense_twiddles(self, limb: int):
         """Full twiddle matrices of limb `limb`: w^(j2 k1) laid out [j2][k1], w^-(j2 k1) laid out
         [k1][j2], and for negacyclic plans psi^j and psi^-j (else None). n entries each."""
@@ -94,10 +151,7 @@ def default_split(n: int) -> tuple[int, int]:
 def make_plan(n: int, moduli: tuple[int, ...], roots: tuple[int, ...], negacyclic: bool,
               algorithm: str, split: tuple[int, int] | None = None) -> NTTPlan:
     """The cached plan for these (already validated) arguments; `algorithm` is resolved."""
-    if algorithm == "4step":
-        n1, n2 = split or default_split(n)
-        if n1 * n2 != n:
-            raise ValueError(f"4-step split {n1} x {n2} does not fit n={n}")
-        return NTTPlan(n, moduli, roots, negacyclic, "4step", n1, n2)
-    return NTTPlan(n, moduli, roots, negacyclic, "radix2")
+    if split is not None and (algorithm != "4step" or split[0] * split[1] != n):
+        raise ValueError(f"split {split} needs algorithm='4step' and n1 * n2 = n = {n}")
+    return NTTPlan(n, moduli, roots, negacyclic, algorithm, split)
 

@@ -94,3 +94,119 @@ def shoup_or_none(q: int, table: np.ndarray) -> np.ndarray | None:
     if modulus_info(q).kind == KIND_GOLDILOCKS:
         return None
     return _ops(q).shoup(table[None])[0]
+
+
+# ---------------------------------------------------------------------------------------------
+# GPU tables: twiddles paired with their Shoup companions, one (size, 2) array per limb.
+# ---------------------------------------------------------------------------------------------
+
+SINGLE_LEVEL_MAX_LOG = 16  # zeta^E tables up to 2^16 entries; above, zeta^E = high[E >> b] * low[E & mask]
+
+
+def with_companions(q: int, table: np.ndarray, word_bits: int) -> np.ndarray:
+    """(size, 2) array of (w, floor(w * 2^word_bits / q)); Goldilocks has no companion (0)."""
+    out = np.zeros((len(table), 2), dtype=np.uint64)
+    out[:, 0] = table
+    if word_bits == 32:
+        out[:, 1] = (table.astype(np.uint64) << np.uint64(32)) // np.uint64(q)
+    else:
+        comp = shoup_or_none(q, table)
+        if comp is not None:
+            out[:, 1] = comp
+    return out.astype(np.uint32) if word_bits == 32 else out
+
+
+def power_lookup(q: int, zeta: int, log_count: int, scale: int = 1):
+    """Tables for zeta^E * scale, E < 2^log_count: (high, low, bits) with zeta^E * scale =
+    high[E >> bits] * low[E & (2^bits - 1)], or low[E] alone (high = [1]) when small enough."""
+    bits = log_count if log_count <= SINGLE_LEVEL_MAX_LOG else (log_count + 1) // 2
+    low = powers(q, zeta, 1 << bits)
+    high = powers(q, pow(zeta, 1 << bits, q), 1 << (log_count - bits))
+    if scale != 1:
+        target = low if len(high) == 1 else high
+        scaled = _ops(q).mul(target[None].copy(), np.array([[scale]], dtype=U64))[0]
+        low, high = (scaled, high) if len(high) == 1 else (low, scaled)
+    return high, low, bits
+
+
+@dataclass(frozen=True)
+class GpuPassTables:
+    """Per-limb tables and the scalar parameters of one ntt_pass launch (see kernels/ntt.cu)."""
+
+    sub: np.ndarray  # sub-transform (or merge) table with companions
+    tw_mode: int = 0  # 0: no multiplication at the store; 1: zeta^E from one table; 2: from two
+    z_high: np.ndarray | None = None
+    z_low: np.ndarray | None = None
+    z_bits: int = 0
+    z_mask: int = 0
+    exponent: tuple[int, int, int, int, int] = (0, 0, 0, 0, 0)  # c_p, alpha, beta, gamma, delta
+    post_mode: int = 0  # last pass of an inverse: 1: post[k] (or post[0]); 2: two tables over the output index
+    post_high: np.ndarray | None = None
+    post_low: np.ndarray | None = None
+    post_bits: int = 0
+    post_mask: int = 0
+    post_by_output: int = 0  # post table indexed by the output position (merge) or the sub-output k (4-step)
+
+
+def _post_tables(q, n, word_bits, scale_root, log_count, index_mask):
+    """post factor n^-1 * scale_root^J; mode 1 (one table, J & index_mask) or 2 (two tables)."""
+    n_inv = pow(n, -1, q)
+    if scale_root is None:  # cyclic: n^-1 for every J
+        one = np.array([n_inv], dtype=U64)
+        return dict(post_mode=1, post_low=with_companions(q, one, word_bits), post_mask=0,
+                    post_high=with_companions(q, np.array([1], dtype=U64), word_bits))
+    high, low, bits = power_lookup(q, scale_root, log_count, scale=n_inv)
+    two = len(high) > 1
+    return dict(post_mode=2 if two else 1, post_high=with_companions(q, high, word_bits),
+                post_low=with_companions(q, low, word_bits), post_bits=bits,
+                post_mask=(1 << bits) - 1 if two else index_mask)
+
+
+def gpu_fourstep_tables(q: int, root: int, n: int, negacyclic: bool, inverse: bool,
+                        digits: tuple[int, ...], word_bits: int) -> list[GpuPassTables]:
+    """Tables of the 4-step passes for one limb. root: psi (negacyclic) or w, as in the plan."""
+    log_n = n.bit_length() - 1
+    w = root * root % q if negacyclic else root
+    if inverse:
+        w, root = pow(w, -1, q), pow(root, -1, q)
+    zeta, log_z = (root, log_n + 1) if negacyclic else (w, log_n)
+    out = []
+    c_p = 1  # product of the earlier digits' sizes
+    for index, d in enumerate(digits):
+        n_p = 1 << d
+        last = index == len(digits) - 1
+        if negacyclic and not inverse and index == 0:  # psi^(j1 N1) folded into the first sub-transform
+            sub = radix2_twiddles(q, pow(root, n // n_p, q), n_p, True).fwd
+        else:
+            sub = radix2_twiddles(q, pow(w, n // n_p, q), n_p, False).fwd
+        fields = dict(sub=with_companions(q, sub, word_bits))
+        if not last:
+            high, low, bits = power_lookup(q, zeta, log_z)
+            if not negacyclic:
+                exponent = (c_p, 1, 0, 1, 0)
+            elif inverse:
+                exponent = (c_p, 1, 0, 2, 1)
+            elif index == 0:
+                exponent = (1, 2, 1, 1, 0)
+            else:
+                exponent = (2 * c_p, 1, 0, 1, 0)
+            fields.update(tw_mode=2 if len(high) > 1 else 1, z_high=with_companions(q, high, word_bits),
+                          z_low=with_companions(q, low, word_bits), z_bits=bits, z_mask=(1 << log_z) - 1,
+                          exponent=exponent)
+        elif inverse:  # n^-1, and psi^-(c_P k) for negacyclic transforms
+            fields.update(_post_tables(q, n, word_bits, pow(root, c_p, q) if negacyclic else None, d, n_p - 1))
+        out.append(GpuPassTables(**fields))
+        c_p *= n_p
+    return out
+
+
+def gpu_merge_tables(q: int, root: int, n: int, negacyclic: bool, inverse: bool, word_bits: int) -> GpuPassTables:
+    """Merge (radix-2) passes share the full table; the inverse runs the cyclic transform with w^-1
+    and multiplies output j by n^-1 (psi^-j n^-1 when negacyclic) in the last pass."""
+    log_n = n.bit_length() - 1
+    if not inverse:
+        return GpuPassTables(sub=with_companions(q, radix2_twiddles(q, root, n, negacyclic).fwd, word_bits))
+    w = root * root % q if negacyclic else root
+    sub = radix2_twiddles(q, w, n, False).inv
+    post = _post_tables(q, n, word_bits, pow(root, -1, q) if negacyclic else None, log_n, n - 1)
+    return GpuPassTables(sub=with_companions(q, sub, word_bits), post_by_output=1, **post)

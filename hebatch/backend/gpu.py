@@ -1,0 +1,232 @@
+"""CuPy backend: CuPy arrays in, CuPy arrays out, on the array's device and the current CUDA stream.
+
+Every transform is a sequence of `ntt_pass` launches (kernels/ntt.cu) described by the plan's GPU
+passes (hebatch/ntt/recipes.py) and tables (hebatch/ntt/tables.py); tables are uploaded once per
+(plan, device, direction) and kept in the plan's cache. Nothing on this path synchronises with the
+host or copies through it. The internal order (natural=False) is the natural order: the passes
+transpose as they store, so no permutation pass is ever needed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..field import GOLDILOCKS
+from .base import Backend
+from .cuda import load_module
+
+LANE_MODES = {"i": 0, "o": 1, "row": 2, "bitrev": 3}
+WORD_BITS = {np.dtype(np.uint64): 64, np.dtype(np.uint32): 32}
+MODCONST_DTYPE = np.dtype([("q", "<u8"), ("mu", "<u8"), ("m", "<u4"), ("pad", "<u4")])  # struct ModConst
+
+
+def arith_name(moduli, word_bits: int) -> str:
+    if word_bits == 32:
+        return "Mod32"
+    if all(q == GOLDILOCKS for q in moduli):
+        return "Goldilocks"
+    return "Mod64"
+
+
+def modconst_table(plan, idx) -> np.ndarray:
+    """struct ModConst rows of limbs idx: q, Barrett mu (unused for Goldilocks), bit length."""
+    table = np.zeros(len(idx), dtype=MODCONST_DTYPE)
+    for r, i in enumerate(idx):
+        info = plan.infos[i]
+        table[r] = (info.q, 0 if info.q == GOLDILOCKS else info.barrett_mu, info.bits, 0)
+    return table
+
+
+@dataclass(frozen=True)
+class Launch:
+    """One ntt_pass launch: template arguments, shape, buffers by role and scalar arguments."""
+
+    template: tuple  # (arith, log_np, log_lanes, log_r, lane_mode, last, tw_mode, post_mode, fuse)
+    grid: int
+    block: int
+    smem: int
+    src: str  # "x", "tmp" or "out"
+    dst: str
+    pass_index: int  # which entry of the plan's gpu_pass_tables
+    scalars: dict
+
+    @property
+    def name(self) -> str:
+        a, log_np, log_lanes, log_r, mode, last, tw, post, fuse = self.template
+        flag = {True: "true", False: "false"}
+        return f"ntt_pass<{a},{log_np},{log_lanes},{log_r},{mode},{flag[last]},{tw},{post},{flag[fuse]}>"
+
+
+def transform_launches(plan, pass_tables: list[dict], rows: int, word_bits: int, arith: str,
+                       fuse: bool = False) -> list[Launch]:
+    """The launches of one transform of `rows` rows. Free of CuPy, so it can be checked on a CPU."""
+    n = plan.n
+    passes = plan.gpu_passes(word_bits // 8)
+    launches = []
+    src = "x"
+    d_before = 1  # product of the earlier passes' sizes
+    for index, p in enumerate(passes):
+        last = index == len(passes) - 1
+        n_p, lanes = 1 << p.log_np, 1 << p.log_lanes
+        geom = dict(d_i=1, d_o=1, digit_d=1, digit_m=1, log_do=0, s0=0, use_h=0, keep_positions=0)
+        grid = rows * (n // (n_p * lanes))
+        if len(passes) == 1:
+            mode, grid = "row", -(-rows // lanes)
+        elif plan.algorithm == "radix2":
+            geom.update(d_o=d_before, d_i=n // (d_before * n_p), s0=p.s0, use_h=1, log_do=p.s0,
+                        keep_positions=0 if last else 1)
+            mode = "bitrev" if last else "i"
+        elif last:  # output base of o = k1 n2 + k2 is k1 + n1 k2 (three passes); o (two passes)
+            first = 1 << passes[0].log_np
+            geom.update(d_o=d_before, digit_d=d_before // first if len(passes) == 3 else 1, digit_m=first)
+            mode = "o"
+        else:
+            geom.update(d_o=d_before, d_i=n // (d_before * n_p))
+            mode = "i"
+        t = pass_tables[index]
+        dst = "out" if last else ("tmp" if src == "x" else src)
+        template = (arith, p.log_np, p.log_lanes, p.log_r, LANE_MODES[mode], last, t["tw_mode"],
+                    t["post_mode"] if last else 0, fuse and index == 0)
+        launches.append(Launch(template, grid, p.threads, p.smem_bytes(word_bits // 8), src, dst, index, geom))
+        src = dst
+        d_before *= n_p
+    return launches
+
+
+class CupyBackend(Backend):
+    name = "gpu"
+
+    def __init__(self):
+        import cupy
+
+        self.xp = cupy
+
+    def owns(self, x) -> bool:
+        return isinstance(x, self.xp.ndarray)
+
+    def choose_algorithm(self, n, rows, moduli):
+        from ..ntt.recipes import choose_gpu_algorithm
+
+        return choose_gpu_algorithm(n.bit_length() - 1, rows, 8)
+
+    def check_same_device(self, a, b) -> None:
+        if a.device.id != b.device.id:
+            raise ValueError(f"a is on GPU {a.device.id} but b is on GPU {b.device.id}: put them on one device")
+
+    def shares_memory(self, a, b) -> bool:
+        return bool(self.xp.shares_memory(a, b))
+
+    def work_dtype(self, dtype, moduli):
+        """uint32 data runs in 32-bit kernels when every modulus < 2^31; otherwise in uint64."""
+        if np.dtype(dtype) == np.uint32 and all(q < 2**31 for q in moduli):
+            return np.dtype(np.uint32)
+        return np.dtype(np.uint64)
+
+    # -- device state, built once per plan and device ----------------------------------------------
+    def _cached(self, plan, key, build):
+        key = ("gpu", self.xp.cuda.Device().id) + key
+        value = plan.cache.get(key)
+        if value is None:
+            value = plan.cache[key] = build()
+        return value
+
+    def _consts(self, plan, idx):
+        return self._cached(plan, ("consts", idx), lambda: self.xp.asarray(modconst_table(plan, idx).view(np.uint8)))
+
+    def _tables(self, plan, idx, inverse, word_bits):
+        def build():
+            host = plan.gpu_pass_tables(idx, inverse, word_bits)
+            return host, [{k: self.xp.asarray(v) for k, v in t.items() if isinstance(v, np.ndarray)} for t in host]
+
+        return self._cached(plan, ("tables", idx, inverse, word_bits), build)
+
+    # -- transforms --------------------------------------------------------------------------------
+    def _run(self, x, plan, inverse: bool, out=None, in2=None):
+        xp = self.xp
+        result = xp.empty_like(x) if out is None else out
+        groups = plan.limb_groups
+        if len(groups) == 1:
+            self._run_group(xp.ascontiguousarray(x), in2, result, plan, groups[0][0], inverse)
+            return result
+        for idx, _ in groups:  # limbs of different reduction kinds run as separate batches
+            sel = list(idx)
+            part = xp.empty_like(x[:, sel, :])
+            self._run_group(xp.ascontiguousarray(x[:, sel, :]),
+                            None if in2 is None else xp.ascontiguousarray(in2[:, sel, :]), part, plan, idx, inverse)
+            result[:, sel, :] = part
+        return result
+
+    def _run_group(self, x, in2, out, plan, idx, inverse):
+        xp = self.xp
+        word_bits = WORD_BITS[x.dtype]
+        rows, limbs = x.shape[0] * x.shape[1], x.shape[1]
+        if rows == 0:
+            return out
+        host, device = self._tables(plan, idx, inverse, word_bits)
+        arith = arith_name([plan.moduli[i] for i in idx], word_bits)
+        launches = transform_launches(plan, host, rows, word_bits, arith, fuse=in2 is not None)
+        module = load_module("ntt.cu", name_expressions=tuple(sorted({ln.name for ln in launches})))
+        consts = self._consts(plan, idx)
+        buffers = {"x": x, "out": out}
+        if any(ln.dst == "tmp" for ln in launches):
+            buffers["tmp"] = xp.empty_like(x)
+        for ln in launches:
+            t, d, g = host[ln.pass_index], device[ln.pass_index], ln.scalars
+            sub = d["sub"]
+            c_p, alpha, beta, gamma, delta = t["exponent"]
+            args = (
+                buffers[ln.src], in2 if ln.template[-1] else buffers[ln.src], buffers[ln.dst],
+                np.int64(rows), np.int64(plan.n), np.int32(limbs), np.int64(g["d_i"]), np.int64(g["d_o"]),
+                np.int64(g["digit_d"]), np.int64(g["digit_m"]), np.int32(g["log_do"]), consts,
+                sub, np.int64(sub.shape[1]), np.int32(g["s0"]), np.int32(g["use_h"]),
+                d.get("z_high", sub), d.get("z_low", sub), np.int64(_width(t["z_high"])),
+                np.int64(_width(t["z_low"])), np.int32(t["z_bits"]), np.int64(t["z_mask"]),
+                np.int64(c_p), np.int32(alpha), np.int32(beta), np.int32(gamma), np.int32(delta),
+                d.get("post_high", sub), d.get("post_low", sub), np.int64(_width(t["post_high"])),
+                np.int64(_width(t["post_low"])), np.int32(t["post_bits"]), np.int64(t["post_mask"]),
+                np.int32(t["post_by_output"]), np.int32(g["keep_positions"]),
+            )
+            kernel = module.get_function(ln.name)
+            if ln.smem > 48 * 1024:
+                kernel.max_dynamic_shared_size_bytes = ln.smem
+            kernel((ln.grid,), (ln.block,), args, shared_mem=ln.smem)
+        return out
+
+    def forward(self, x, plan, *, natural=True, out=None):
+        return self._run(x, plan, inverse=False, out=out)
+
+    def inverse(self, y, plan, *, natural=True, out=None):
+        return self._run(y, plan, inverse=True, out=out)
+
+    def inverse_product(self, a, b, plan):
+        """inverse(a * b) with the pointwise product fused into the first pass's loads."""
+        if a.shape != b.shape or len(plan.limb_groups) > 1:
+            return super().inverse_product(a, b, plan)
+        return self._run(a, plan, inverse=True, in2=self.xp.ascontiguousarray(b))
+
+    def pointwise_mul(self, a, b, plan, *, out=None):
+        xp = self.xp
+        batch = max(a.shape[0], b.shape[0])
+        result = xp.empty((batch,) + a.shape[1:], dtype=a.dtype) if out is None else out
+        word_bits = WORD_BITS[a.dtype]
+        single = len(plan.limb_groups) == 1
+        for idx, _ in plan.limb_groups:
+            sel = list(idx)
+            pa, pb = (xp.ascontiguousarray(v if single else v[:, sel, :]) for v in (a, b))
+            part = result if single and result.flags.c_contiguous else xp.empty((batch, len(sel), a.shape[2]), a.dtype)
+            name = f"pointwise_mul<{arith_name([plan.moduli[i] for i in idx], word_bits)}>"
+            kernel = load_module("ntt.cu", name_expressions=(name,)).get_function(name)
+            limbs, n = len(sel), a.shape[2]
+            blocks = max(1, min(1 << 20, -(-batch * limbs * n // 256)))
+            kernel((blocks,), (256,), (pa, pb, part, np.int64(batch * limbs), np.int64(n), np.int32(limbs),
+                                       np.int64(pa.shape[0] * limbs), np.int64(pb.shape[0] * limbs),
+                                       self._consts(plan, idx)))
+            if part is not result:
+                result[:, sel, :] = part
+        return result
+
+
+def _width(table) -> int:
+    return 0 if table is None else table.shape[1]

@@ -1,0 +1,132 @@
+"""Ahead-of-time compilation of the GPU kernels with nvcc, for clusters that should not compile on
+every worker: `python -m hebatch.backend.prebuild OUT.cubin [--arch sm_90] [--max-log-n 28]` writes
+a cubin and OUT.cubin.json (name expression -> symbol). Point HEBATCH_KERNEL_CUBIN at the cubin and
+the backend loads kernels from it; anything missing from it is compiled at run time by NVRTC.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import pathlib
+import re
+import subprocess
+import tempfile
+
+from ..field import BABYBEAR, GOLDILOCKS, default_root, ntt_primes
+from .cuda import kernel_dir
+from .gpu import arith_name, transform_launches
+
+_PASS_SIGNATURE = (
+    "const {T}*, const {T}*, {T}*, long long, long long, int, long long, long long, long long, long long, int, "
+    "const ModConst*, const {W}*, long long, int, int, const {W}*, const {W}*, long long, long long, int, "
+    "long long, long long, int, int, int, int, const {W}*, const {W}*, long long, long long, int, long long, "
+    "int, int")
+_POINTWISE_SIGNATURE = "const {T}*, const {T}*, {T}*, long long, long long, int, long long, long long, const ModConst*"
+ARITHS = ("Mod64", "Goldilocks", "Mod32")
+
+
+def kernel_names(max_log_n: int = 28, batch_rows: tuple[int, ...] = (1, 4096)) -> list[str]:
+    """Every kernel name expression the recipes launch, for 60-bit, Goldilocks and 32-bit moduli."""
+    from ..ntt.plan import make_plan
+
+    names = {f"pointwise_mul<{a}>" for a in ARITHS}
+    for q, word in ((ntt_primes(60, 2**20, 1)[0], 64), (GOLDILOCKS, 64), (BABYBEAR, 32)):
+        for log_n in range(1, max_log_n + 1):
+            n = 1 << log_n
+            for nega in (False, True):
+                if (q - 1) % (2 * n if nega else n):
+                    continue
+                for algorithm in ("4step", "radix2"):
+                    plan = make_plan(n, (q,), (default_root(q, n, nega),), nega, algorithm)
+                    for inverse in (False, True):
+                        modes = [dict(tw_mode=t, post_mode=p) for t, p in plan.gpu_pass_modes(inverse, word)]
+                        for fuse in (False, True) if inverse else (False,):
+                            for rows in batch_rows:
+                                for ln in transform_launches(plan, modes, rows, word, arith_name([q], word), fuse):
+                                    names.add(ln.name)
+    return sorted(names)
+
+
+def _instantiation(name: str) -> str:
+    arith = name[name.index("<") + 1:].split(",")[0].rstrip(">")
+    word, tw = ("u32", "Tw32") if arith == "Mod32" else ("u64", "Tw64")
+    signature = _POINTWISE_SIGNATURE if name.startswith("pointwise_mul") else _PASS_SIGNATURE
+    return f"template __global__ void {name}({signature.format(T=word, W=tw)});"
+
+
+def name_of_symbol(symbol: str) -> str | None:
+    """The name expression of a mangled kernel symbol of ours (None for others)."""
+    m = re.match(r"_Z(\d+)(ntt_pass|pointwise_mul)I(\d+)", symbol)
+    if not m:
+        return None
+    kernel, rest = m.group(2), symbol[m.end():]
+    arith, rest = rest[: int(m.group(3))], rest[int(m.group(3)):]
+    args = [arith]
+    for kind, value in re.findall(r"L([ib])(\d+)E", rest.split("EEv")[0] + "E"):
+        args.append(("true" if value == "1" else "false") if kind == "b" else value)
+    return f"{kernel}<{','.join(args)}>"
+
+
+def source_digest() -> str:
+    """Hash of the CUDA sources, so a cubin built from other sources is never used."""
+    digest = hashlib.sha256()
+    for path in sorted(kernel_dir().glob("*.cu*")):
+        digest.update(path.name.encode() + path.read_bytes())
+    return digest.hexdigest()
+
+
+def build(out: pathlib.Path, arch: str = "sm_90", max_log_n: int = 28, verbose: bool = False) -> dict:
+    """Compile every kernel name expression into `out` and write its index; returns the index.
+    verbose: print ptxas's register/spill report of each kernel."""
+    names = kernel_names(max_log_n)
+    source = '#include "ntt.cu"\n' + "\n".join(_instantiation(n) for n in names) + "\n"
+    with tempfile.TemporaryDirectory() as tmp:
+        cu = pathlib.Path(tmp) / "prebuilt.cu"
+        cu.write_text(source)
+        common = ["nvcc", "-std=c++17", f"-arch={arch}", "-I", str(kernel_dir())]
+        ptx = pathlib.Path(tmp) / "prebuilt.ptx"
+        subprocess.run(common + ["-ptx", "-o", str(ptx), str(cu)], check=True)
+        cmd = common + ["-cubin", "-o", str(out), str(cu)] + (["-Xptxas", "-v"] if verbose else [])
+        proc = subprocess.run(cmd, check=True, capture_output=True, text=True)
+        if verbose:
+            _print_resources(proc.stderr)
+        symbols = re.findall(r"\.entry\s+(\w+)\(", ptx.read_text())
+    index = {name_of_symbol(s): s for s in symbols if name_of_symbol(s)}
+    missing = sorted(set(names) - set(index))
+    if missing:
+        raise RuntimeError(f"symbols not found for {missing[:3]}")
+    meta = {"arch": arch, "sources": source_digest(), "kernels": index}
+    pathlib.Path(str(out) + ".json").write_text(json.dumps(meta, indent=0, sort_keys=True))
+    return index
+
+
+def _print_resources(report: str) -> None:
+    name = None
+    for line in report.splitlines():
+        m = re.search(r"Compiling entry function '(\w+)'", line)
+        if m:
+            name = name_of_symbol(m.group(1))
+        m = re.search(r"(\d+) bytes stack frame, (\d+) bytes spill stores", line)
+        if m:
+            stack, spill = int(m.group(1)), int(m.group(2))
+        m = re.search(r"Used (\d+) registers", line)
+        if m:
+            flag = f"  stack {stack} B, spills {spill} B" if stack or spill else ""
+            print(f"{int(m.group(1)):4d} regs  {name}{flag}")
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("out", type=pathlib.Path)
+    parser.add_argument("--arch", default="sm_90")
+    parser.add_argument("--max-log-n", type=int, default=28)
+    parser.add_argument("--report", action="store_true", help="print registers and spills of every kernel")
+    args = parser.parse_args(argv)
+    index = build(args.out, args.arch, args.max_log_n, args.report)
+    print(f"{args.out}: {len(index)} kernels for {args.arch}")
+
+
+if __name__ == "__main__":
+    main()

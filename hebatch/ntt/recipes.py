@@ -1,0 +1,87 @@
+"""GPU launch recipes: how a transform of size n is cut into passes of `kernels/ntt.cu`'s ntt_pass.
+
+A pass runs 2^log_np-point sub-transforms in shared memory, 2^log_lanes of them per block,
+2^log_r elements per thread. Two algorithms share the kernel:
+  * "4step": n = n1 * n2 (* n3); sub-transforms along one index digit each, twiddles between passes,
+    a transposing store at the end (natural order, no permutation pass).
+  * "radix2" (merge): the passes cover consecutive stages of one n-point Cooley-Tukey transform with
+    the full twiddle table; the last pass stores bit-reversed positions (natural order).
+A transform small enough for one block is one pass, identical for both algorithms.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# Shared-memory tile, in elements, of one block (64-bit words: 2^13 = 64 KiB).
+TILE_LOG = {8: 13, 4: 14}
+# Largest n done by a single block (one pass, no trip through global memory between stages).
+SINGLE_PASS_MAX_LOG = {8: 14, 4: 14}
+# Rows per block when n is small: enough elements per block to keep the SMs busy.
+SMALL_TILE_LOG = 12
+# Columns per block in multi-pass transforms: 8 words = 64-byte runs per row (coalesced).
+MULTI_PASS_LANES_LOG = 3
+RADIX_LOG = 4  # 16 elements per thread: a radix-16 step in registers between shared-memory exchanges
+
+
+@dataclass(frozen=True)
+class Pass:
+    log_np: int  # sub-transform size
+    log_lanes: int  # sub-transforms per block
+    log_r: int  # elements per thread
+    s0: int = 0  # merge: first stage of the pass (global index bits above the pass)
+
+    @property
+    def threads(self) -> int:
+        return 1 << (self.log_np + self.log_lanes - self.log_r)
+
+    def smem_bytes(self, word_bytes: int) -> int:
+        steps = -(-self.log_np // self.log_r)
+        return (word_bytes << (self.log_np + self.log_lanes)) if steps > 1 else 0
+
+
+def _split(log_n: int, parts: int) -> list[int]:
+    """log_n cut into `parts` nearly equal digits, larger first."""
+    base, extra = divmod(log_n, parts)
+    return [base + 1 if i < extra else base for i in range(parts)]
+
+
+MAX_THREADS_LOG = 10
+
+
+def _single_pass(log_n: int) -> Pass:
+    """One block per row (or several rows per block when n is small; at most 1024 threads)."""
+    log_r = min(RADIX_LOG, log_n)
+    log_lanes = max(0, min(SMALL_TILE_LOG - log_n, MAX_THREADS_LOG - (log_n - log_r)))
+    return Pass(log_n, log_lanes, log_r)
+
+
+def gpu_passes(algorithm: str, log_n: int, word_bytes: int, digits: tuple[int, ...] | None = None) -> tuple[Pass, ...]:
+    """The passes for a transform of 2^log_n words of `word_bytes` bytes.
+
+    digits: explicit log2 sizes of the passes' sub-transforms (for tuning); they must sum to log_n.
+    """
+    if digits is None:
+        if log_n <= SINGLE_PASS_MAX_LOG[word_bytes]:
+            digits = (log_n,)
+        else:
+            per_pass = TILE_LOG[word_bytes] - MULTI_PASS_LANES_LOG
+            parts = -(-log_n // per_pass)
+            digits = tuple(_split(log_n, parts))
+    if sum(digits) != log_n or min(digits) < 1:
+        raise ValueError(f"pass digits {digits} do not add up to log n = {log_n}")
+    if len(digits) == 1:
+        return (_single_pass(log_n),)
+    passes = []
+    s0 = 0
+    for d in digits:
+        lanes = MULTI_PASS_LANES_LOG
+        passes.append(Pass(d, lanes, min(RADIX_LOG, d), s0 if algorithm == "radix2" else 0))
+        s0 += d
+    return tuple(passes)
+
+
+# algorithm="auto": the GPU backend's choice per (log n, transforms in the batch). Both algorithms
+# are exact; the choice is only about speed (see benchmarks/results for the measurements).
+def choose_gpu_algorithm(log_n: int, rows: int, word_bytes: int) -> str:
+    return "4step"

@@ -1,0 +1,215 @@
+// NTT pass kernel: every GPU transform of hebatch is a sequence of launches of `ntt_pass`.
+//
+// A pass views each row of n elements as a 3-D array [o][p][i] with extents (D_o, NP, D_i) and runs
+// NP-point Cooley-Tukey transforms along p, one per (o, i), in shared memory: LANES such
+// transforms per block, R = 2^LOG_R elements per thread. Stages are done R at a time in registers
+// (a radix-R step), with shared-memory exchanges between steps. Twiddles come from a table in the
+// merge layout (entry 2^s + i serves butterfly group i of stage s; negacyclic psi powers folded in).
+//
+// The passes compose two algorithms:
+//  * 4-step (n = n1 * n2 [* n3]): sub-transforms with their own small tables, each non-last pass
+//    multiplying its output by zeta^E (zeta = w or psi, E from the pass's digit and column, looked up
+//    in one or two small tables), the last pass storing transposed so the result is in natural order.
+//  * merge (radix-2): the passes cover consecutive stages of one n-point transform with the full
+//    table (the global index bits above the pass, H = o, select the table entries); the last pass
+//    stores bit-reversed positions, so again the result is in natural order.
+// The inverse runs the same passes with inverse-root tables; the last pass multiplies by a post
+// factor (n^-1, and psi^-j for negacyclic transforms).
+#include "modarith.cuh"
+
+enum LaneMode {
+    LANES_ALONG_I = 0,    // lanes are consecutive columns i (in-place passes)
+    LANES_ALONG_O = 1,    // lanes step o by `digit_d`; output base = o / d + m * (o % d) (4-step last pass)
+    LANES_ALONG_ROW = 2,  // lanes are consecutive rows (one-pass transforms of small n)
+    LANES_BITREV = 3,     // lanes are o = bitrev(consecutive); output base = the consecutive value (merge last pass)
+};
+
+// Bank-conflict-avoiding placement of 64/32-bit words: XOR the low nibble with the higher nibbles.
+__device__ __forceinline__ int swizzle(int x) { return x ^ (((x >> 4) ^ (x >> 8) ^ (x >> 12)) & 15); }
+
+// One radix-R step of the sub-transform (STEP is a compile-time constant so x stays in registers),
+// then the next step. Step 0 covers the top R0 stages; every later step covers LOG_R stages.
+template <class A, int LOG_NP, int LOG_LANES, int LOG_R, int STEP>
+__device__ __forceinline__ void ntt_steps(typename A::T (&x)[1 << LOG_R], typename A::T* smem, int lane, int tg,
+                                          const typename A::Tw* __restrict__ table, int s0, long long h_prefix,
+                                          const A& arith) {
+    constexpr int NP = 1 << LOG_NP;
+    constexpr int R = 1 << LOG_R;
+    constexpr int LOG_G = LOG_NP - LOG_R;
+    constexpr int STEPS = (LOG_NP + LOG_R - 1) / LOG_R;
+    constexpr int R0 = LOG_NP - (STEPS - 1) * LOG_R;
+    if constexpr (STEP < STEPS) {
+        constexpr int s = STEP == 0 ? 0 : R0 + (STEP - 1) * LOG_R;  // first stage of this step
+        constexpr int stages = STEP == 0 ? R0 : LOG_R;
+        constexpr int lo_bits = LOG_NP - s - LOG_R;  // p bits below this step's come from the group id
+        // the last step's group id is bit-reversed so that the final stores are contiguous
+        int g = tg;
+        if constexpr (STEP == STEPS - 1 && STEPS > 1 && LOG_G > 0) g = (int)(__brev((u32)tg) >> (32 - LOG_G));
+        const int g_hi = STEP == 0 ? 0 : g >> lo_bits;
+        const int g_lo = STEP == 0 ? g : (g & ((1 << lo_bits) - 1));
+
+        if constexpr (STEP > 0) {
+            // exchange: write values at their positions of the previous step, read those of this step
+            constexpr int prev_s = STEP == 1 ? 0 : R0 + (STEP - 2) * LOG_R;
+            constexpr int prev_lo = LOG_NP - prev_s - LOG_R;
+            const int pg_hi = STEP == 1 ? 0 : tg >> prev_lo;
+            const int pg_lo = STEP == 1 ? tg : (tg & ((1 << prev_lo) - 1));
+#pragma unroll
+            for (int e = 0; e < R; ++e) {
+                const int p = (pg_hi << (LOG_NP - prev_s)) | (e << prev_lo) | pg_lo;
+                smem[swizzle(lane * NP + p)] = x[e];
+            }
+            __syncthreads();
+#pragma unroll
+            for (int e = 0; e < R; ++e) {
+                const int p = (g_hi << (LOG_NP - s)) | (e << lo_bits) | g_lo;
+                x[e] = smem[swizzle(lane * NP + p)];
+            }
+            if constexpr (STEP < STEPS - 1) __syncthreads();
+        }
+
+        // butterflies: stage s+u pairs e and e + R/2^(u+1); its twiddle depends on the p bits above
+#pragma unroll
+        for (int u = 0; u < stages; ++u) {
+            const int half = R >> (u + 1);
+            const int st = s + u;
+            typename A::Tw w;
+#pragma unroll
+            for (int b = 0; b < R / 2; ++b) {  // constant trip counts keep x in registers
+                const int j = b / half, e = j * 2 * half + (b % half);
+                if (b % half == 0) w = table[(1ll << (s0 + st)) | (h_prefix << st) | ((long long)g_hi << u) | j];
+                arith.ct(x[e], x[e + half], w);
+            }
+        }
+        ntt_steps<A, LOG_NP, LOG_LANES, LOG_R, STEP + 1>(x, smem, lane, tg, table, s0, h_prefix, arith);
+    }
+}
+
+template <class A, int LOG_NP, int LOG_LANES, int LOG_R, int LANE_MODE, bool LAST, int TW_MODE, int POST_MODE,
+          bool FUSE>
+__global__ void __launch_bounds__((1 << (LOG_NP + LOG_LANES - LOG_R)))
+    ntt_pass(const typename A::T* __restrict__ in, const typename A::T* __restrict__ in2,
+             typename A::T* __restrict__ out, long long rows, long long n, int limbs, long long d_i,
+             long long d_o, long long digit_d, long long digit_m, int log_do, const ModConst* __restrict__ consts,
+             const typename A::Tw* __restrict__ tw, long long tw_stride, int s0, int use_h,
+             const typename A::Tw* __restrict__ zh, const typename A::Tw* __restrict__ zl, long long z_stride_h,
+             long long z_stride_l, int z_bits, long long z_mask, long long c_p, int alpha, int beta, int gamma,
+             int delta, const typename A::Tw* __restrict__ ph, const typename A::Tw* __restrict__ pl,
+             long long p_stride_h, long long p_stride_l, int p_bits, long long p_mask, int post_by_output,
+             int keep_positions) {
+    typedef typename A::T T;
+    typedef typename A::Tw Tw;
+    constexpr int NP = 1 << LOG_NP;
+    constexpr int LANES = 1 << LOG_LANES;
+    constexpr int R = 1 << LOG_R;
+    constexpr int LOG_G = LOG_NP - LOG_R;  // thread groups per sub-transform: G = NP / R
+    extern __shared__ unsigned char smem_raw[];
+    T* smem = reinterpret_cast<T*>(smem_raw);
+
+    const int tid = threadIdx.x;
+    const int lane = tid & (LANES - 1);
+    const int tg = tid >> LOG_LANES;
+
+    // ---- which sub-transform this lane owns: (row, o, i) ----
+    long long row, o, i = 0, out_base;
+    const long long tile = blockIdx.x;
+    bool active = true;
+    if (LANE_MODE == LANES_ALONG_ROW) {
+        row = tile * LANES + lane;
+        active = row < rows;
+        if (!active) row = rows - 1;  // stays in bounds; results discarded
+        o = 0;
+        out_base = row * n;
+    } else {
+        const long long lane_tiles = LANE_MODE == LANES_ALONG_I ? (d_i >> LOG_LANES) * d_o : d_o >> LOG_LANES;
+        row = tile / lane_tiles;
+        const long long t = tile - row * lane_tiles;
+        if (LANE_MODE == LANES_ALONG_I) {
+            const long long tiles_i = d_i >> LOG_LANES;
+            o = t / tiles_i;
+            i = (t - o * tiles_i) * LANES + lane;
+            out_base = row * n + o * NP * d_i + i;
+        } else if (LANE_MODE == LANES_ALONG_O) {
+            const long long blocks_d = t / digit_d;  // which group of LANES values of o / d
+            const long long rem = t - blocks_d * digit_d;
+            o = (blocks_d * LANES + lane) * digit_d + rem;
+            out_base = row * n + (o / digit_d) + digit_m * (o % digit_d);
+        } else {  // LANES_BITREV
+            const long long v = t * LANES + lane;
+            o = log_do ? (long long)(__brevll((u64)v) >> (64 - log_do)) : 0;
+            out_base = row * n + v;
+        }
+    }
+    const long long in_base = row * n + o * NP * d_i + i;
+    const int limb = (int)(row % limbs);
+    const A arith(consts[limb]);
+    const Tw* table = tw + limb * tw_stride;
+    const long long h_prefix = use_h ? o : 0;  // merge passes: global index bits above this pass
+
+    T x[R];
+
+    // ---- step 0: load straight from global memory (consecutive threads: consecutive lanes, then
+    // consecutive groups, so rows and columns are both read in contiguous runs) ----
+#pragma unroll
+    for (int e = 0; e < R; ++e) {
+        const long long p = ((long long)e << LOG_G) | tg;
+        const long long addr = in_base + p * d_i;
+        if (FUSE) {
+            x[e] = arith.mul(in[addr], in2[addr]);
+        } else {
+            x[e] = in[addr];
+        }
+    }
+
+    ntt_steps<A, LOG_NP, LOG_LANES, LOG_R, 0>(x, smem, lane, tg, table, s0, h_prefix, arith);
+
+    if (!active) return;
+
+    // ---- store: element e sits at p = bitrev_G(tg) * R + e and holds sub-output k = bitrev_R(e) * G + tg ----
+#pragma unroll
+    for (int e = 0; e < R; ++e) {
+        const int ebr = (int)(__brev((u32)e) >> (32 - LOG_R));
+        const long long k = ((long long)ebr << LOG_G) | tg;
+        T v = x[e];
+        if (TW_MODE != 0) {
+            // E = c_p (alpha k + beta)(gamma i + delta) mod N_z; N_z is a power of two, so wrapping u64 is exact
+            const u64 ex = (u64)c_p * ((u64)alpha * (u64)k + (u64)beta) * ((u64)gamma * (u64)i + (u64)delta) &
+                           (u64)z_mask;
+            if (TW_MODE == 2) v = arith.mul_tw(v, zh[limb * z_stride_h + (ex >> z_bits)]);
+            v = arith.mul_tw(v, zl[limb * z_stride_l + (ex & ((1ull << z_bits) - 1))]);
+        }
+        if (LAST) {
+            const long long stride = n >> LOG_NP;
+            const long long addr = out_base + k * stride;
+            if (POST_MODE != 0) {
+                const long long jpost = post_by_output ? addr - row * n : k;
+                if (POST_MODE == 2) v = arith.mul_tw(v, ph[limb * p_stride_h + (jpost >> p_bits)]);
+                v = arith.mul_tw(v, pl[limb * p_stride_l + (jpost & p_mask)]);
+            }
+            out[addr] = arith.reduce(v);
+        } else if (keep_positions) {  // merge: the next pass continues the same in-place transform
+            const int g_last = LOG_G > 0 ? (int)(__brev((u32)tg) >> (32 - LOG_G)) : 0;
+            out[out_base + ((long long)((g_last << LOG_R) | e)) * d_i] = v;
+        } else {
+            out[out_base + k * d_i] = v;
+        }
+    }
+}
+
+// Pointwise product per limb: c = a * b mod q, with a's or b's batch broadcast when its row count is 1.
+template <class A>
+__global__ void pointwise_mul(const typename A::T* __restrict__ a, const typename A::T* __restrict__ b,
+                              typename A::T* __restrict__ c, long long rows, long long n, int limbs,
+                              long long a_rows, long long b_rows, const ModConst* __restrict__ consts) {
+    const long long total = rows * n;
+    for (long long idx = blockIdx.x * (long long)blockDim.x + threadIdx.x; idx < total;
+         idx += (long long)gridDim.x * blockDim.x) {
+        const long long row = idx / n;
+        const long long col = idx - row * n;
+        const int limb = (int)(row % limbs);
+        const A arith(consts[limb]);
+        const long long ra = a_rows == rows ? row : row % limbs;
+        const long long rb = b_rows == rows ? row : row % limbs;
+        c[idx] = arith.reduce(arith.mul(a[ra * n + col], b[rb * n + col]));
+    }
+}

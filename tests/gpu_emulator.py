@@ -1,0 +1,215 @@
+"""A NumPy model of kernels/ntt.cu's ntt_pass, thread by thread, for checking the GPU launch logic
+and index arithmetic on a CPU. It mirrors the kernel line by line (vectorised over all threads of
+the grid) and asserts what the kernel relies on: no two threads of a block write one shared-memory
+word, every word read was written, and no two threads write one output element.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hebatch.backend import numpy_arith as na
+from hebatch.backend.gpu import LANE_MODES, WORD_BITS, arith_name, modconst_table, transform_launches
+
+U64 = np.uint64
+M32 = U64(0xFFFFFFFF)
+
+
+def bitrev(v, bits):
+    v = np.asarray(v, dtype=np.int64)
+    out = np.zeros_like(v)
+    for b in range(bits):
+        out |= ((v >> b) & 1) << (bits - 1 - b)
+    return out
+
+
+def swizzle(x):
+    return x ^ (((x >> 4) ^ (x >> 8) ^ (x >> 12)) & 15)
+
+
+class Arith:
+    """Per-thread arithmetic of one reduction kind on uint64 arrays (32-bit kinds masked)."""
+
+    def __init__(self, kind, q, mu, m):
+        self.kind, self.q, self.mu, self.m = kind, q, mu, m
+
+    def ct(self, x, y, w, wq):
+        q = self.q
+        if self.kind == "Mod64":
+            two_q = q * U64(2)
+            a = np.where(x >= two_q, x - two_q, x)
+            b = y * w - na.mul_hi(y, wq) * q
+            return a + b, a - b + two_q
+        if self.kind == "Goldilocks":
+            b = self.mul(y, w)
+            s = x + b
+            add = np.where((s < x) | (s >= q), s - q, s)
+            sub = np.where(x >= b, x - b, x - b + q)
+            return add, sub
+        a = np.where(x >= q, x - q, x)
+        b = self.mul_tw(y, w, wq)
+        b = np.where(b >= q, b - q, b)
+        return (a + b) & M32, (a - b + q) & M32
+
+    def mul_tw(self, x, w, wq):
+        if self.kind == "Mod64":
+            return x * w - na.mul_hi(x, wq) * self.q
+        if self.kind == "Goldilocks":
+            return self.mul(x, w)
+        hi = (x * wq) >> U64(32)
+        return (x * w - hi * self.q) & M32
+
+    def reduce(self, x):
+        q = self.q
+        if self.kind == "Mod64":
+            x = np.where(x >= q * U64(2), x - q * U64(2), x)
+        if self.kind == "Goldilocks":
+            return x
+        return np.where(x >= q, x - q, x)
+
+    def mul(self, a, b):
+        hi, lo = na.mul_wide(a, b)
+        if self.kind == "Goldilocks":
+            return na.goldilocks_reduce(hi, lo)
+        c = na.shr128(hi, lo, self.m - U64(2))
+        ph, pl = na.mul_wide(c, self.mu)
+        quot = na.shr128(ph, pl, self.m + U64(3))
+        r = lo - quot * self.q
+        return np.where(r >= self.q, r - self.q, r)
+
+
+def emulate_pass(ln, src, in2, dst, rows, n, limbs, consts, t, arith_kind):
+    a_kind, log_np, log_lanes, log_r, mode, last, tw_mode, post_mode, fuse = ln.template
+    g = ln.scalars
+    NP, LANES, R = 1 << log_np, 1 << log_lanes, 1 << log_r
+    LOG_G = log_np - log_r
+    steps = -(-log_np // log_r)
+    r0 = log_np - (steps - 1) * log_r
+    T = ln.grid * ln.block
+    tid = np.arange(T, dtype=np.int64) % ln.block
+    blk = np.arange(T, dtype=np.int64) // ln.block
+    lane, tg = tid & (LANES - 1), tid >> log_lanes
+    active = np.ones(T, dtype=bool)
+    i = np.zeros(T, dtype=np.int64)
+    d_i, d_o = g["d_i"], g["d_o"]
+    if mode == LANE_MODES["row"]:
+        row = blk * LANES + lane
+        active = row < rows
+        row = np.where(active, row, rows - 1)
+        o = np.zeros(T, dtype=np.int64)
+        out_base = row * n
+    else:
+        lane_tiles = (d_i >> log_lanes) * d_o if mode == LANE_MODES["i"] else d_o >> log_lanes
+        row = blk // lane_tiles
+        tt = blk - row * lane_tiles
+        if mode == LANE_MODES["i"]:
+            tiles_i = d_i >> log_lanes
+            o = tt // tiles_i
+            i = (tt - o * tiles_i) * LANES + lane
+            out_base = row * n + o * NP * d_i + i
+        elif mode == LANE_MODES["o"]:
+            dd = g["digit_d"]
+            blocks_d = tt // dd
+            rem = tt - blocks_d * dd
+            o = (blocks_d * LANES + lane) * dd + rem
+            out_base = row * n + o // dd + g["digit_m"] * (o % dd)
+        else:
+            v = tt * LANES + lane
+            o = bitrev(v, g["log_do"]) if g["log_do"] else np.zeros(T, dtype=np.int64)
+            out_base = row * n + v
+    assert (row < rows).all()
+    in_base = row * n + o * NP * d_i + i
+    limb = row % limbs
+    q = consts["q"][limb].astype(U64)
+    ar = Arith(arith_kind, q, consts["mu"][limb].astype(U64), consts["m"][limb].astype(U64))
+    sub = t["sub"]
+    h_prefix = o if g["use_h"] else np.zeros(T, dtype=np.int64)
+
+    x = []
+    for e in range(R):
+        p = (e << LOG_G) | tg
+        addr = in_base + p * d_i
+        x.append(ar.mul(src[addr].astype(U64), in2[addr].astype(U64)) if fuse else src[addr].astype(U64))
+
+    smem_size = LANES * NP
+    for step in range(steps):
+        s = 0 if step == 0 else r0 + (step - 1) * log_r
+        stages = r0 if step == 0 else log_r
+        lo_bits = log_np - s - log_r
+        gg = bitrev(tg, LOG_G) if (step == steps - 1 and steps > 1 and LOG_G > 0) else tg
+        g_hi = np.zeros(T, dtype=np.int64) if step == 0 else gg >> lo_bits
+        g_lo = gg if step == 0 else gg & ((1 << lo_bits) - 1)
+        if step > 0:
+            prev_s = 0 if step == 1 else r0 + (step - 2) * log_r
+            prev_lo = log_np - prev_s - log_r
+            pg_hi = np.zeros(T, dtype=np.int64) if step == 1 else tg >> prev_lo
+            pg_lo = tg if step == 1 else tg & ((1 << prev_lo) - 1)
+            smem = np.zeros((ln.grid, smem_size), dtype=U64)
+            written = np.zeros((ln.grid, smem_size), dtype=np.int64)
+            for e in range(R):
+                p = (pg_hi << (log_np - prev_s)) | (e << prev_lo) | pg_lo
+                idx = swizzle(lane * NP + p)
+                assert (idx < smem_size).all()
+                np.add.at(written, (blk, idx), 1)
+                smem[blk, idx] = x[e]
+            assert (written == 1).all(), "shared-memory words written twice or never"
+            for e in range(R):
+                p = (g_hi << (log_np - s)) | (e << lo_bits) | g_lo
+                x[e] = smem[blk, swizzle(lane * NP + p)]
+        for u in range(stages):
+            half = R >> (u + 1)
+            st = s + u
+            for b in range(R // 2):
+                j, e = b // half, (b // half) * 2 * half + (b % half)
+                idx = (1 << (g["s0"] + st)) | (h_prefix << st) | (g_hi << u) | j
+                assert (idx < sub.shape[1]).all()
+                w, wq = sub[limb, idx, 0].astype(U64), sub[limb, idx, 1].astype(U64)
+                x[e], x[e + half] = ar.ct(x[e], x[e + half], w, wq)
+
+    for e in range(R):
+        k = (bitrev(e, log_r) << LOG_G) | tg
+        v = x[e]
+        if tw_mode:
+            c_p, alpha, beta, gamma, delta = t["exponent"]
+            ex = (c_p * (alpha * k + beta) * (gamma * i + delta)) & t["z_mask"]
+            if tw_mode == 2:
+                zh = t["z_high"][limb, ex >> t["z_bits"]]
+                v = ar.mul_tw(v, zh[:, 0].astype(U64), zh[:, 1].astype(U64))
+            zl = t["z_low"][limb, ex & ((1 << t["z_bits"]) - 1)]
+            v = ar.mul_tw(v, zl[:, 0].astype(U64), zl[:, 1].astype(U64))
+        if last:
+            addr = out_base + k * (n >> log_np)
+            if post_mode:
+                jp = addr - row * n if t["post_by_output"] else k
+                if post_mode == 2:
+                    ph = t["post_high"][limb, jp >> t["post_bits"]]
+                    v = ar.mul_tw(v, ph[:, 0].astype(U64), ph[:, 1].astype(U64))
+                pl = t["post_low"][limb, jp & t["post_mask"]]
+                v = ar.mul_tw(v, pl[:, 0].astype(U64), pl[:, 1].astype(U64))
+            v = ar.reduce(v)
+        elif g["keep_positions"]:
+            g_last = bitrev(tg, LOG_G) if LOG_G > 0 else np.zeros(T, dtype=np.int64)
+            addr = out_base + ((g_last << log_r) | e) * d_i
+        else:
+            addr = out_base + k * d_i
+        addr, v = addr[active], v[active]
+        assert len(np.unique(addr)) == len(addr), "two threads store one element"
+        dst[addr] = v.astype(dst.dtype)
+
+
+def emulate_transform(plan, x3, inverse, in2=None, idx=None):
+    """The GPU backend's launch sequence for (batch, limbs, n) array x3, run by the emulator."""
+    idx = idx if idx is not None else tuple(range(plan.limbs))
+    word_bits = WORD_BITS[x3.dtype]
+    rows, limbs = x3.shape[0] * x3.shape[1], x3.shape[1]
+    tables = plan.gpu_pass_tables(idx, inverse, word_bits)
+    arith = arith_name([plan.moduli[i] for i in idx], word_bits)
+    launches = transform_launches(plan, tables, rows, word_bits, arith, fuse=in2 is not None)
+    consts = modconst_table(plan, idx)
+    buffers = {"x": x3.reshape(-1).copy(), "out": np.zeros(x3.size, dtype=x3.dtype),
+               "tmp": np.zeros(x3.size, dtype=x3.dtype)}
+    flat2 = None if in2 is None else in2.reshape(-1)
+    for ln in launches:
+        emulate_pass(ln, buffers[ln.src], flat2, buffers[ln.dst], rows, plan.n, limbs, consts,
+                     tables[ln.pass_index], arith)
+    return buffers["out"].reshape(x3.shape), launches

@@ -1,0 +1,131 @@
+"""The GPU backend's launch sequences and tables, run through a NumPy model of the kernel.
+
+These check on any machine what the GPU tests check on a GPU: that the passes, their geometry,
+their tables and the kernel's index arithmetic compute exactly the transform of the contract.
+"""
+
+import numpy as np
+import pytest
+
+import hebatch as hb
+from hebatch.backend import cpu_backend
+from hebatch.field import default_root
+from hebatch.ntt import recipes
+from hebatch.ntt.plan import make_plan
+
+from .gpu_emulator import emulate_transform
+from .oracle import random_residues
+
+Q60 = hb.ntt_primes(60, 2**12, 2)
+Q30 = hb.ntt_primes(30, 2**12, 1)[0]
+
+
+def cpu_reference(x3, moduli, n, negacyclic, inverse):
+    plan = make_plan(n, tuple(moduli), tuple(default_root(q, n, negacyclic) for q in moduli), negacyclic, "radix2")
+    backend = cpu_backend()
+    return (backend.inverse if inverse else backend.forward)(x3.astype(np.uint64), plan)
+
+
+def run_case(moduli, log_n, batch, algorithm, negacyclic, inverse, dtype=np.uint64, fuse=False):
+    n = 1 << log_n
+    rng = np.random.default_rng()
+    x3 = np.stack([random_residues(rng, q, (batch, n), dtype) for q in moduli], axis=1)
+    roots = tuple(default_root(q, n, negacyclic) for q in moduli)
+    plan = make_plan(n, tuple(moduli), roots, negacyclic, algorithm)
+    plan.cache.clear()
+    in2 = None
+    if fuse:
+        in2 = np.stack([random_residues(rng, q, (batch, n), dtype) for q in moduli], axis=1)
+    got, launches = emulate_transform(plan, x3, inverse, in2)
+    if fuse:
+        backend = cpu_backend()
+        product = backend.pointwise_mul(x3.astype(np.uint64), in2.astype(np.uint64), plan)
+        expected = cpu_reference(product, moduli, n, negacyclic, True)
+    else:
+        expected = cpu_reference(x3, moduli, n, negacyclic, inverse)
+    assert (got.astype(np.uint64) == expected).all(), (algorithm, [ln.name for ln in launches])
+    return launches
+
+
+@pytest.fixture
+def small_tiles(monkeypatch):
+    """Shrink the recipe's tile so that multi-pass transforms appear at small n."""
+    monkeypatch.setitem(recipes.TILE_LOG, 8, 8)
+    monkeypatch.setitem(recipes.TILE_LOG, 4, 8)
+    monkeypatch.setitem(recipes.SINGLE_PASS_MAX_LOG, 8, 5)
+    monkeypatch.setitem(recipes.SINGLE_PASS_MAX_LOG, 4, 5)
+    monkeypatch.setattr(recipes, "SMALL_TILE_LOG", 6)
+    make_plan.cache_clear()
+    yield
+    make_plan.cache_clear()
+
+
+@pytest.mark.parametrize("negacyclic", [False, True])
+@pytest.mark.parametrize("inverse", [False, True])
+@pytest.mark.parametrize("moduli", [Q60, [hb.GOLDILOCKS], [hb.BABYBEAR, Q30]], ids=["mod64", "goldilocks", "mod32"])
+def test_single_pass(moduli, negacyclic, inverse):
+    dtype = np.uint32 if moduli[0] < 2**31 else np.uint64
+    for log_n in (1, 3, 4, 7):
+        launches = run_case(moduli, log_n, 3, "4step", negacyclic, inverse, dtype)
+        assert len(launches) == 1
+
+
+@pytest.mark.parametrize("algorithm", ["4step", "radix2"])
+@pytest.mark.parametrize("negacyclic", [False, True])
+@pytest.mark.parametrize("inverse", [False, True])
+@pytest.mark.parametrize("moduli", [Q60, [hb.GOLDILOCKS], [hb.BABYBEAR]], ids=["mod64", "goldilocks", "mod32"])
+def test_multi_pass(small_tiles, moduli, algorithm, negacyclic, inverse):
+    dtype = np.uint32 if moduli[0] < 2**31 else np.uint64
+    seen = set()
+    for log_n in (6, 9, 11, 13):
+        launches = run_case(moduli, log_n, 2, algorithm, negacyclic, inverse, dtype)
+        seen.add(len(launches))
+    assert seen == {2, 3}  # two- and three-pass recipes both covered
+
+
+def test_fused_product(small_tiles):
+    for log_n in (4, 9, 12):
+        run_case(Q60, log_n, 2, "4step", True, True, fuse=True)
+    run_case([hb.BABYBEAR], 10, 1, "4step", False, True, np.uint32, fuse=True)
+
+
+def test_two_level_twiddle_tables(monkeypatch, small_tiles):
+    """Large transforms look twiddles up in two tables; force that path at a small size."""
+    from hebatch.ntt import tables
+
+    monkeypatch.setattr(tables, "SINGLE_LEVEL_MAX_LOG", 3)
+    for algorithm in ("4step", "radix2"):
+        for inverse in (False, True):
+            launches = run_case(Q60, 10, 1, algorithm, True, inverse)
+            assert any(ln.template[6] == 2 or ln.template[7] == 2 for ln in launches) or algorithm == "radix2"
+
+
+def test_recipe_shapes():
+    for log_n in range(1, 29):
+        for word in (8, 4):
+            passes = recipes.gpu_passes("4step", log_n, word)
+            assert sum(p.log_np for p in passes) == log_n
+            assert all(p.threads <= 1024 and p.smem_bytes(word) <= 227 * 1024 for p in passes)
+            assert len(passes) <= 3
+
+
+def test_pass_modes_match_tables():
+    for log_n, nega, algorithm in [(5, True, "4step"), (12, False, "radix2"), (16, True, "4step"),
+                                   (17, True, "radix2"), (20, True, "4step"), (22, False, "4step")]:
+        n = 1 << log_n
+        q = hb.ntt_primes(60, n, 1)[0]
+        plan = make_plan(n, (q,), (default_root(q, n, nega),), nega, algorithm)
+        for inverse in (False, True):
+            tables = plan.gpu_pass_tables((0,), inverse, 64)
+            assert plan.gpu_pass_modes(inverse, 64) == [
+                (t["tw_mode"], t["post_mode"] if i == len(tables) - 1 else 0) for i, t in enumerate(tables)]
+
+
+def test_symbol_names_round_trip():
+    from hebatch.backend.prebuild import name_of_symbol
+
+    symbol = ("_Z8ntt_passI5Mod64Li12ELi0ELi4ELi2ELb1ELi0ELi1ELb0EEvPKNT_1TES4_PS2_xxixxxxiPK8ModConstPKNS1_2TwEx"
+              "iiSB_SB_xxixxiiiiSB_SB_xxixii")
+    assert name_of_symbol(symbol) == "ntt_pass<Mod64,12,0,4,2,true,0,1,false>"
+    assert name_of_symbol("_Z13pointwise_mulI10GoldilocksEvPKNT_1TES4_PS2_xxixxPK8ModConst") == "pointwise_mul<Goldilocks>"
+    assert name_of_symbol("_Z3fooi") is None
