@@ -49,18 +49,19 @@ def test_gpu_equals_cpu_all_sizes(kind, algorithm):
                 assert (got.get() == want).all(), (kind, algorithm, log_n, negacyclic, inverse)
 
 
-@pytest.mark.parametrize("log_n", [18, 19, 20, 21, 22, 24])
+@pytest.mark.parametrize("log_n", [18, 20, 21, 23, 24])
 def test_gpu_equals_cpu_large(log_n):
     n = 1 << log_n
     q = hb.ntt_primes(61, n, 1)[0]
-    for algorithm in ("4step", "radix2"):
-        for moduli, dtype in (([q], np.uint64), ([hb.GOLDILOCKS], np.uint64), ([hb.BABYBEAR], np.uint32)):
-            x = batch(moduli, 1, n, dtype)[:, 0]
-            negacyclic = log_n % 2 == 0
+    negacyclic = log_n % 2 == 0
+    for moduli, dtype in (([q], np.uint64), ([hb.GOLDILOCKS], np.uint64), ([hb.BABYBEAR], np.uint32)):
+        x = batch(moduli, 1, n, dtype)[:, 0]
+        want = hb.ntt(x, moduli[0], negacyclic=negacyclic, algorithm="radix2")
+        for algorithm in ("4step", "radix2"):
             got = hb.ntt(cp.asarray(x), moduli[0], negacyclic=negacyclic, algorithm=algorithm).get()
-            assert (got == hb.ntt(x, moduli[0], negacyclic=negacyclic, algorithm="4step")).all()
+            assert (got == want).all(), (algorithm, moduli)
             back = hb.intt(cp.asarray(got), moduli[0], negacyclic=negacyclic, algorithm=algorithm).get()
-            assert (back == x).all()
+            assert (back == x).all(), (algorithm, moduli)
 
 
 @pytest.mark.parametrize("log_n", [26, 27, 28])
