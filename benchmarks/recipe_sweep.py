@@ -1,0 +1,76 @@
+"""Time transforms under alternative launch recipes (hebatch/ntt/recipes.py constants), to choose
+the recipe from measurements. Prints one line per (case, setting); JSON to $OUT/recipe-sweep.json.
+
+    python benchmarks/recipe_sweep.py 12x4096 16x256 20x1 24x1
+"""
+
+import json
+import os
+import pathlib
+import sys
+
+import numpy as np
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
+import cupy as cp  # noqa: E402
+
+import hebatch as hb  # noqa: E402
+from hebatch.ntt import recipes  # noqa: E402
+from hebatch.ntt.plan import make_plan  # noqa: E402
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from ntt_bench import MODULI_BY_NAME, random_inputs, time_calls  # noqa: E402
+
+SETTINGS = {
+    "radix": [3, 4],
+    "multi_tile": [11, 12, 13],  # log2 elements per block in multi-pass transforms (64-bit words)
+    "lanes": [2, 3, 4],
+    "small_tile": [11, 12, 13],
+}
+DEFAULT = dict(radix=recipes.RADIX_LOG, multi_tile=recipes.TILE_LOG[8], lanes=recipes.MULTI_PASS_LANES_LOG,
+               small_tile=recipes.SMALL_TILE_LOG)
+
+
+def apply(setting):
+    recipes.RADIX_LOG = setting["radix"]
+    recipes.TILE_LOG[8] = setting["multi_tile"]
+    recipes.TILE_LOG[4] = setting["multi_tile"] + 1
+    recipes.MULTI_PASS_LANES_LOG = setting["lanes"]
+    recipes.SMALL_TILE_LOG = setting["small_tile"]
+    make_plan.cache_clear()
+
+
+def main():
+    cases = sys.argv[1:] or ["12x4096", "16x256", "20x1", "24x1"]
+    results = []
+    for case in cases:
+        parts = case.split(":")
+        log_n, batch = (int(v) for v in parts[0].split("x"))
+        modulus = parts[1] if len(parts) > 1 else "q60"
+        q, dtype = MODULI_BY_NAME[modulus]
+        shape = (batch, 1 << log_n) if batch > 1 else (1 << log_n,)
+        inputs = random_inputs(cp, q, shape, dtype, 3)
+        # vary one knob at a time around the default
+        trials = [dict(DEFAULT)]
+        for knob, values in SETTINGS.items():
+            for v in values:
+                if v != DEFAULT[knob]:
+                    trials.append(dict(DEFAULT, **{knob: v}))
+        for setting in trials:
+            apply(setting)
+            try:
+                ms = time_calls(lambda a: hb.ntt(a, q, negacyclic=True, check=False), inputs, 15)
+                digits = [p.log_np for p in recipes.gpu_passes("4step", log_n, np.dtype(dtype).itemsize)]
+                results.append(dict(case=case, setting=setting, ms=ms, digits=digits))
+                print(f"{case:>14} {setting} digits={digits} {ms:.4f} ms", flush=True)
+            except Exception as exc:
+                results.append(dict(case=case, setting=setting, error=repr(exc)))
+                print(f"{case:>14} {setting} ERROR {exc!r}", flush=True)
+        apply(DEFAULT)
+        del inputs
+    if os.environ.get("OUT"):
+        pathlib.Path(os.environ["OUT"], "recipe-sweep.json").write_text(json.dumps(results, indent=1))
+
+
+if __name__ == "__main__":
+    main()
