@@ -39,8 +39,10 @@ def moduli():
     return MODULI_BY_NAME
 
 
-def time_calls(fn, inputs, repeats: int, warmup: int = 3) -> float:
-    """Median milliseconds of fn(input) over `repeats` calls, CUDA events around each call."""
+def time_calls(fn, inputs, repeats: int, warmup: int = 3, back_to_back: int = 1) -> float:
+    """Median milliseconds per call of fn(input): CUDA events around `back_to_back` consecutive
+    calls (1: the latency of one call, host work included; more: the time per call of a stream of
+    calls, whose host work overlaps the device's), `repeats` samples after warm-up."""
     import cupy as cp
 
     for i in range(warmup):
@@ -49,13 +51,16 @@ def time_calls(fn, inputs, repeats: int, warmup: int = 3) -> float:
     times = []
     start, end = cp.cuda.Event(), cp.cuda.Event()
     for i in range(repeats):
-        x = inputs[i % len(inputs)]
         start.record()
-        fn(x)
+        for j in range(back_to_back):
+            fn(inputs[(i * back_to_back + j) % len(inputs)])
         end.record()
         end.synchronize()
-        times.append(cp.cuda.get_elapsed_time(start, end))
+        times.append(cp.cuda.get_elapsed_time(start, end) / back_to_back)
     return statistics.median(times)
+
+
+STREAMED = 8  # calls per sample for the throughput time
 
 
 def random_inputs(cp, q, shape, dtype, count):
@@ -76,11 +81,11 @@ def references(cp, log_n, batch, repeats, cache):
         shape = (batch, n) if batch > 1 else (n,)
         z = [(cp.random.random(shape, dtype=cp.float32) + 1j * cp.random.random(shape, dtype=cp.float32))
              .astype(cp.complex64) for _ in range(2)]
-        fft_ms = time_calls(lambda a: cp.fft.fft(a, axis=-1), z, repeats)
+        fft_ms = time_calls(lambda a: cp.fft.fft(a, axis=-1), z, repeats, back_to_back=STREAMED)
         del z
         src = cp.random.randint(0, 2**31, size=shape, dtype=cp.int64).view(cp.uint64)
         dst = cp.empty_like(src)
-        copy_ms = time_calls(lambda a: dst.__setitem__(Ellipsis, a), [src], repeats)
+        copy_ms = time_calls(lambda a: dst.__setitem__(Ellipsis, a), [src], repeats, back_to_back=STREAMED)
         cache[key] = (fft_ms, 2 * src.nbytes / copy_ms / 1e6)
         del src, dst
         cp.get_default_memory_pool().free_all_blocks()
@@ -112,7 +117,8 @@ def main(argv=None):
     refs: dict = {}
     rows = []
     print(f"device: {device}")
-    header = f"{'case':>12} {'modulus':>10} {'dir':>4} {'algo':>6} {'ms':>9} {'cuFFT ms':>9} {'ratio':>6} {'GB/s':>7} {'copy GB/s':>9} {'of copy':>7}"
+    header = (f"{'case':>12} {'modulus':>10} {'dir':>4} {'algo':>6} {'ms':>9} {'1-call ms':>9} {'cuFFT ms':>9} "
+              f"{'ratio':>6} {'GB/s':>7} {'copy GB/s':>9} {'of copy':>7}")
     print(header)
     for log_n, batch in cases:
         fft_ms, copy_gbps = references(cp, log_n, batch, repeats, refs)
@@ -136,13 +142,17 @@ def main(argv=None):
                                  direction="inverse" if inverse else "forward", algorithm=algorithm,
                                  negacyclic=negacyclic, cufft_ms=fft_ms, copy_GBps=copy_gbps)
                     try:
-                        ms = time_calls(lambda a: hb.ntt(a, q, negacyclic=negacyclic, inverse=inverse,
-                                                         algorithm=algorithm, check=False), inputs, repeats)
+                        def call(a):
+                            return hb.ntt(a, q, negacyclic=negacyclic, inverse=inverse, algorithm=algorithm,
+                                          check=False)
+
+                        ms = time_calls(call, inputs, repeats, back_to_back=STREAMED)
+                        latency = time_calls(call, inputs, repeats)
                         nbytes = inputs[0].nbytes
-                        entry.update(ms=ms, ratio_to_cufft=ms / fft_ms, GBps=2 * nbytes / ms / 1e6,
+                        entry.update(ms=ms, latency_ms=latency, ratio_to_cufft=ms / fft_ms, GBps=2 * nbytes / ms / 1e6,
                                      fraction_of_copy=(2 * nbytes / ms / 1e6) / copy_gbps)
                         print(f"{f'2^{log_n}x{batch}':>12} {name:>10} {'inv' if inverse else 'fwd':>4} {algorithm:>6} "
-                              f"{ms:9.4f} {fft_ms:9.4f} {ms / fft_ms:6.2f} {entry['GBps']:7.0f} {copy_gbps:9.0f} "
+                              f"{ms:9.4f} {latency:9.4f} {fft_ms:9.4f} {ms / fft_ms:6.2f} {entry['GBps']:7.0f} {copy_gbps:9.0f} "
                               f"{entry['fraction_of_copy']:7.2f}", flush=True)
                     except Exception as exc:
                         entry["error"] = "".join(traceback.format_exception_only(type(exc), exc)).strip()
@@ -150,7 +160,7 @@ def main(argv=None):
                     rows.append(entry)
             # the cost of the entry range check (one extra read and a host synchronisation)
             if name == "q60":
-                checked = time_calls(lambda a: hb.ntt(a, q, negacyclic=True), inputs, repeats)
+                checked = time_calls(lambda a: hb.ntt(a, q, negacyclic=negacyclic), inputs, repeats)
                 rows.append(dict(log_n=log_n, batch=batch, modulus=name, direction="forward", algorithm="auto",
                                  check=True, ms=checked))
             del inputs
@@ -159,7 +169,9 @@ def main(argv=None):
     date = datetime.date.today().isoformat()
     slug = device.replace("NVIDIA ", "").replace(" ", "-")
     result = dict(device=device, date=date, cupy=cp.__version__, repeats=repeats,
-                  timing="median of CUDA-event times of single calls after 3 warm-up calls; inputs rotate "
+                  timing=f"ms: median over samples of CUDA-event time / {STREAMED} for {STREAMED} consecutive calls "
+                         "(cuFFT and copy timed the same way); latency_ms: events around one call, host work "
+                         "included; 3 warm-up calls; inputs rotate "
                          "over freshly drawn random arrays; negacyclic transforms (cyclic where the field has "
                          "no 2n-th root); check=False",
                   references="cuFFT: cupy.fft.fft on complex64 of the same element count; copy: device-to-device "

@@ -19,7 +19,7 @@ from hebatch.ntt import recipes  # noqa: E402
 from hebatch.ntt.plan import make_plan  # noqa: E402
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from ntt_bench import MODULI_BY_NAME, random_inputs, time_calls  # noqa: E402
+from ntt_bench import MODULI_BY_NAME, STREAMED, random_inputs, time_calls  # noqa: E402
 
 SETTINGS = {
     "radix": [3, 4],
@@ -59,7 +59,7 @@ def main():
         for setting in trials:
             apply(setting)
             try:
-                ms = time_calls(lambda a: hb.ntt(a, q, negacyclic=True, check=False), inputs, 15)
+                ms = time_calls(lambda a: hb.ntt(a, q, negacyclic=True, check=False), inputs, 15, back_to_back=STREAMED)
                 digits = [p.log_np for p in recipes.gpu_passes("4step", log_n, np.dtype(dtype).itemsize)]
                 results.append(dict(case=case, setting=setting, ms=ms, digits=digits))
                 print(f"{case:>14} {setting} digits={digits} {ms:.4f} ms", flush=True)

@@ -33,6 +33,7 @@ def _check_int(value, name: str) -> int:
     return int(value.__index__())
 
 
+@lru_cache(maxsize=4096)
 def is_prime(q: int) -> bool:
     """Miller-Rabin: deterministic below 3.3e24 (the first 13 primes as bases), and with 20
     fixed prime bases above that (no known composite passes; error below 4^-20 for random input)."""

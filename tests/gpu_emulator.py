@@ -38,7 +38,9 @@ class Arith:
         if self.kind == "Mod64":
             two_q = q * U64(2)
             a = np.where(x >= two_q, x - two_q, x)
-            b = y * w - na.mul_hi(y, wq) * q
+            b = self.mul_tw(y, w, wq)
+            assert (b < q * U64(4)).all()
+            b = np.where(b >= two_q, b - two_q, b)
             return a + b, a - b + two_q
         if self.kind == "Goldilocks":
             b = self.mul(y, w)
@@ -52,8 +54,12 @@ class Arith:
         return (a + b) & M32, (a - b + q) & M32
 
     def mul_tw(self, x, w, wq):
-        if self.kind == "Mod64":
-            return x * w - na.mul_hi(x, wq) * self.q
+        if self.kind == "Mod64":  # Shoup with the estimated quotient of modarith.cuh
+            x0, x1, w0, w1 = x & M32, x >> U64(32), wq & M32, wq >> U64(32)
+            qhat = x1 * w1 + ((x0 * w1) >> U64(32)) + ((x1 * w0) >> U64(32))
+            r = x * w - qhat * self.q
+            assert (r < self.q * U64(4)).all()
+            return r
         if self.kind == "Goldilocks":
             return self.mul(x, w)
         hi = (x * wq) >> U64(32)

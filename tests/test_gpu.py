@@ -49,7 +49,7 @@ def test_gpu_equals_cpu_all_sizes(kind, algorithm):
                 assert (got.get() == want).all(), (kind, algorithm, log_n, negacyclic, inverse)
 
 
-@pytest.mark.parametrize("log_n", [18, 20, 21, 23, 24])
+@pytest.mark.parametrize("log_n", [18, 21, 23])
 def test_gpu_equals_cpu_large(log_n):
     n = 1 << log_n
     q = hb.ntt_primes(61, n, 1)[0]
@@ -70,7 +70,7 @@ def test_gpu_huge_single_transform(log_n):
     definition, and a dense random input through an exact round trip."""
     n = 1 << log_n
     rng = np.random.default_rng()
-    for q in (Q60[0], hb.GOLDILOCKS):
+    for q in (hb.ntt_primes(60, 2**28, 1)[0], hb.GOLDILOCKS):
         psi = default_root(q, n, True)
         where = rng.choice(n, size=64, replace=False)
         values = random_residues(rng, q, 64)

@@ -129,3 +129,19 @@ def test_symbol_names_round_trip():
     assert name_of_symbol(symbol) == "ntt_pass<Mod64,12,0,4,2,true,0,1,false>"
     assert name_of_symbol("_Z13pointwise_mulI10GoldilocksEvPKNT_1TES4_PS2_xxixxPK8ModConst") == "pointwise_mul<Goldilocks>"
     assert name_of_symbol("_Z3fooi") is None
+
+
+def test_estimated_shoup_product_bound():
+    """Mod64's twiddle product estimates Shoup's quotient; the result must be x w mod q plus at most 3q."""
+    from .gpu_emulator import Arith
+
+    rng = np.random.default_rng()
+    for q in hb.ntt_primes(62, 2, 2) + hb.ntt_primes(61, 2, 1) + hb.ntt_primes(40, 2, 1) + [97]:
+        x = np.concatenate([np.array([0, 1, 2**64 - 1, 2**63, 4 * q - 1], dtype=np.uint64),
+                            rng.integers(0, 2**63, size=5000, dtype=np.uint64) * np.uint64(2) + np.uint64(1)])
+        w = np.concatenate([np.array([q - 1, 1, q - 1, q // 2, q - 2], dtype=np.uint64),
+                            random_residues(rng, q, 5000)])
+        wq = np.array([(int(v) << 64) // q for v in w], dtype=np.uint64)
+        arith = Arith("Mod64", np.uint64(q), np.uint64(0), np.uint64(0))
+        r = arith.mul_tw(x, w, wq)  # asserts r < 4q
+        assert [int(v) % q for v in r] == [int(a) * int(b) % q for a, b in zip(x, w)]

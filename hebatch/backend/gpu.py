@@ -158,40 +158,51 @@ class CupyBackend(Backend):
             result[:, sel, :] = part
         return result
 
+    def _program(self, plan, idx, inverse, rows, limbs, word_bits, fuse):
+        """The launches of one transform with every argument but the buffers bound (cached), so a call
+        costs little more than its kernel launches."""
+
+        def build():
+            host, device = self._tables(plan, idx, inverse, word_bits)
+            arith = arith_name([plan.moduli[i] for i in idx], word_bits)
+            launches = transform_launches(plan, host, rows, word_bits, arith, fuse=fuse)
+            module = load_module("ntt.cu", name_expressions=tuple(sorted({ln.name for ln in launches})))
+            consts = self._consts(plan, idx)
+            program = []
+            for ln in launches:
+                t, d, g = host[ln.pass_index], device[ln.pass_index], ln.scalars
+                sub = d["sub"]
+                c_p, alpha, beta, gamma, delta = t["exponent"]
+                scalars = (
+                    np.int64(rows), np.int64(plan.n), np.int32(limbs), np.int64(g["d_i"]), np.int64(g["d_o"]),
+                    np.int64(g["digit_d"]), np.int64(g["digit_m"]), np.int32(g["log_do"]), consts,
+                    sub, np.int64(sub.shape[1]), np.int32(g["s0"]), np.int32(g["use_h"]),
+                    d.get("z_high", sub), d.get("z_low", sub), np.int64(_width(t["z_high"])),
+                    np.int64(_width(t["z_low"])), np.int32(t["z_bits"]), np.int64(t["z_mask"]),
+                    np.int64(c_p), np.int32(alpha), np.int32(beta), np.int32(gamma), np.int32(delta),
+                    d.get("post_high", sub), d.get("post_low", sub), np.int64(_width(t["post_high"])),
+                    np.int64(_width(t["post_low"])), np.int32(t["post_bits"]), np.int64(t["post_mask"]),
+                    np.int32(t["post_by_output"]), np.int32(g["keep_positions"]),
+                )
+                kernel = module.get_function(ln.name)
+                if ln.smem > 48 * 1024:
+                    kernel.max_dynamic_shared_size_bytes = ln.smem
+                program.append((kernel, (ln.grid,), (ln.block,), ln.smem, ln.src, ln.dst, ln.template[-1], scalars))
+            return program
+
+        return self._cached(plan, ("program", idx, inverse, rows, limbs, word_bits, fuse), build)
+
     def _run_group(self, x, in2, out, plan, idx, inverse):
-        xp = self.xp
-        word_bits = WORD_BITS[x.dtype]
         rows, limbs = x.shape[0] * x.shape[1], x.shape[1]
         if rows == 0:
             return out
-        host, device = self._tables(plan, idx, inverse, word_bits)
-        arith = arith_name([plan.moduli[i] for i in idx], word_bits)
-        launches = transform_launches(plan, host, rows, word_bits, arith, fuse=in2 is not None)
-        module = load_module("ntt.cu", name_expressions=tuple(sorted({ln.name for ln in launches})))
-        consts = self._consts(plan, idx)
+        program = self._program(plan, idx, inverse, rows, limbs, WORD_BITS[x.dtype], in2 is not None)
         buffers = {"x": x, "out": out}
-        if any(ln.dst == "tmp" for ln in launches):
-            buffers["tmp"] = xp.empty_like(x)
-        for ln in launches:
-            t, d, g = host[ln.pass_index], device[ln.pass_index], ln.scalars
-            sub = d["sub"]
-            c_p, alpha, beta, gamma, delta = t["exponent"]
-            args = (
-                buffers[ln.src], in2 if ln.template[-1] else buffers[ln.src], buffers[ln.dst],
-                np.int64(rows), np.int64(plan.n), np.int32(limbs), np.int64(g["d_i"]), np.int64(g["d_o"]),
-                np.int64(g["digit_d"]), np.int64(g["digit_m"]), np.int32(g["log_do"]), consts,
-                sub, np.int64(sub.shape[1]), np.int32(g["s0"]), np.int32(g["use_h"]),
-                d.get("z_high", sub), d.get("z_low", sub), np.int64(_width(t["z_high"])),
-                np.int64(_width(t["z_low"])), np.int32(t["z_bits"]), np.int64(t["z_mask"]),
-                np.int64(c_p), np.int32(alpha), np.int32(beta), np.int32(gamma), np.int32(delta),
-                d.get("post_high", sub), d.get("post_low", sub), np.int64(_width(t["post_high"])),
-                np.int64(_width(t["post_low"])), np.int32(t["post_bits"]), np.int64(t["post_mask"]),
-                np.int32(t["post_by_output"]), np.int32(g["keep_positions"]),
-            )
-            kernel = module.get_function(ln.name)
-            if ln.smem > 48 * 1024:
-                kernel.max_dynamic_shared_size_bytes = ln.smem
-            kernel((ln.grid,), (ln.block,), args, shared_mem=ln.smem)
+        if len(program) > 1:
+            buffers["tmp"] = self.xp.empty_like(x)
+        for kernel, grid, block, smem, src, dst, fused, scalars in program:
+            source = buffers[src]
+            kernel(grid, block, (source, in2 if fused else source, buffers[dst]) + scalars, shared_mem=smem)
         return out
 
     def forward(self, x, plan, *, natural=True, out=None):
