@@ -174,6 +174,9 @@ def test_from_numpy_default_chunks_follow_worker_memory(client):
     rows = dist.batch_chunks((10**7, 4, 2**16), np.uint64, client=client)
     assert rows[0] == max(1, budget // (4 * 2**16 * 8))
     assert dist.batch_chunks((100, 8), np.uint64, client=client) == (100,)
+    store_rows = 7  # from_zarr: a multiple of the store's chunk length
+    rows = dist.batch_chunks((10**7, 2**16), np.uint64, multiple=store_rows, client=client)
+    assert rows[0] % store_rows == 0 and rows[0] * 2**16 * 8 <= max(budget, store_rows * 2**16 * 8)
     x = residues(Q[0], (30, 2**10))
     xd = dist.from_numpy(x)
     assert all(len(c) == 1 for c in xd.chunks[1:]) and np.array_equal(xd.compute(), x)
