@@ -13,7 +13,7 @@ import hebatch as hb
 from hebatch import dist
 from hebatch.dist import worker
 
-from .dist_support import client, poison, residues  # noqa: F401  (client is a fixture)
+from .dist_support import client, fail_once, poison, residues  # noqa: F401  (client is a fixture)
 
 Q = hb.ntt_primes(60, 2**12, 3)
 Q31 = hb.ntt_primes(31, 2**12, 1)[0]
@@ -144,6 +144,18 @@ def test_entry_error_in_a_worker_reaches_caller_with_cause(client):
     assert isinstance(cause, ValueError) and "entries >= modulus" in str(cause) and "chunk" not in str(cause)
     with pytest.raises(ValueError, match="entries >= modulus"):
         y.compute()  # plain Dask compute reports it too
+
+
+def test_rerun_after_a_failed_job_recomputes(client, tmp_path):
+    """The keys of a failed job are released when the error is raised, so the same job runs again."""
+    x = residues(Q[0], (20, 64))
+    xd = dist.from_numpy(x, chunks=5)
+    marker, log = str(tmp_path / "failed-once"), str(tmp_path / "log")
+    y = dist.ntt(xd, Q[0]).map_blocks(fail_once, marker, log, 1, meta=xd._meta)
+    with pytest.raises(RuntimeError, match="injected failure in chunk 1") as info:
+        dist.run(y)
+    assert info.value is not None  # the error stays alive here, as it would in a caller's handler
+    assert np.array_equal(dist.run(y), hb.ntt(x, Q[0]))
 
 
 def test_gpu_device_on_cpu_worker_fails_in_task(client):
