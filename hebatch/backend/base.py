@@ -38,22 +38,6 @@ class Backend(abc.ABC):
     def broadcast_to(self, x, shape):
         return self.xp.broadcast_to(x, shape)
 
-    @abc.abstractmethod
-    def owns(self, x) -> bool:
-        """True if x is an array of this backend's type."""
-
-    @abc.abstractmethod
-    def forward(self, x, plan, *, natural: bool = True, out=None):
-        """NTT of every (batch, limb) row of x."""
-
-    @abc.abstractmethod
-    def inverse(self, y, plan, *, natural: bool = True, out=None):
-        """Exact inverse of `forward` (scaled by n^-1)."""
-
-    @abc.abstractmethod
-    def pointwise_mul(self, a, b, plan, *, out=None):
-        """a * b mod q per limb; a and b broadcast along the batch axis."""
-
     def twiddle_grid_mul(self, x, modulus: int, root: int, row0: int, col0: int,
                          row_step: int = 1, col_step: int = 1, *, out=None):
         """The twiddle step of a 4-step NTT on one block of its n1 x n2 matrix.
@@ -75,3 +59,19 @@ class Backend(abc.ABC):
         the current stream.
         """
         raise NotImplementedError(f"the {self.name} backend has no twiddle_grid_mul")
+
+    @abc.abstractmethod
+    def owns(self, x) -> bool:
+        """True if x is an array of this backend's type."""
+
+    @abc.abstractmethod
+    def forward(self, x, plan, *, natural: bool = True, out=None):
+        """NTT of every (batch, limb) row of x."""
+
+    @abc.abstractmethod
+    def inverse(self, y, plan, *, natural: bool = True, out=None):
+        """Exact inverse of `forward` (scaled by n^-1)."""
+
+    @abc.abstractmethod
+    def pointwise_mul(self, a, b, plan, *, out=None):
+        """a * b mod q per limb; a and b broadcast along the batch axis."""

@@ -8,7 +8,7 @@ import numpy as np
 
 from ..backend import Backend, backend_for
 from .plan import NTTPlan, make_plan
-from .validate import TransformArgs, _check_flag, check_entries, check_polymul_args, check_transform_args
+from .validate import TransformArgs, _check_flag, check_entries, check_transform_args
 
 
 def plan_for(args: TransformArgs, backend: Backend, batch: int = 1) -> NTTPlan:
@@ -81,15 +81,22 @@ def polymul(a, b, modulus, *, negacyclic=True, algorithm="auto"):
     (batch) axes broadcast. Returns an array of the broadcast shape.
     """
     negacyclic = _check_flag(negacyclic, "negacyclic")
-    backend = backend_for(a, "a")
+    backend, args = _validated(a, modulus, negacyclic, algorithm, None, "a")
     backend_b = backend_for(b, "b")
     if backend_b is not backend:
         raise TypeError(f"a and b must both be {backend.name} arrays, got {type(a).__name__} and {type(b).__name__}")
     backend.check_same_device(a, b)
-    args, args_b, lead = check_polymul_args(a.shape, a.dtype, b.shape, b.dtype, modulus,
-                                            negacyclic=negacyclic, algorithm=algorithm)
-    check_entries(a, args, backend.xp, "a")
+    if b.dtype != a.dtype:
+        raise TypeError(f"a and b must have one dtype, got {a.dtype} and {b.dtype}")
+    if b.shape[-1] != a.shape[-1] or (args.rns and b.shape[-2:] != a.shape[-2:]):
+        raise ValueError(f"a and b must have the same trailing {'(limbs, n)' if args.rns else 'n'}, "
+                         f"got shapes {a.shape} and {b.shape}")
+    args_b = check_transform_args(b.shape, b.dtype, modulus, negacyclic=negacyclic, algorithm=algorithm, name="b")
     check_entries(b, args_b, backend.xp, "b")
+    try:
+        lead = np.broadcast_shapes(_lead_shape(a.shape, args), _lead_shape(b.shape, args))
+    except ValueError:
+        raise ValueError(f"the batch axes of a {a.shape} and b {b.shape} do not broadcast") from None
 
     a3 = _as_batch(a, args)
     plan = plan_for(args, backend, max(a3.shape[0], math.prod(lead)))
