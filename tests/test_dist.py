@@ -114,6 +114,19 @@ def test_bad_input_rejected_before_submission_with_hb_messages(client, tmp_path,
     assert not os.path.exists(marker)
 
 
+def test_bad_numpy_input_is_not_scattered(client, monkeypatch):
+    scattered = []
+    monkeypatch.setattr(client, "scatter", lambda *a, **k: scattered.append(a))
+    x = residues(Q[0], (8, 16))
+    with pytest.raises(ValueError, match="not prime"):
+        dist.ntt(x, Q[0] + 2)
+    with pytest.raises(ValueError, match="broadcast"):
+        dist.polymul(x, x[:3], Q[0])
+    with pytest.raises(ValueError, match="batch axis"):
+        dist.to_zarr(np.zeros((), np.uint64), "unused.zarr")
+    assert scattered == []
+
+
 def test_bad_polymul_and_options_rejected(client, tmp_path):
     a = da.zeros((4, 16), dtype=np.uint64, chunks=2)
     with pytest.raises(ValueError, match="broadcast"):

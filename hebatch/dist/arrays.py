@@ -14,7 +14,7 @@ import dask.array as da
 import numpy as np
 
 from ..backend import backend_for
-from .worker import device_memory_bytes, is_device_array, on_worker
+from .worker import device_memory_bytes, on_worker
 from .worker import to_host as host_array
 
 GPU_CHUNK_MAX = 1 << 30
@@ -113,16 +113,20 @@ def from_numpy(x, chunks=None) -> da.Array:
     return da.concatenate(blocks, axis=0)
 
 
-def as_batch(x, name: str = "x") -> da.Array:
-    """x as a Dask array: Dask arrays pass through, NumPy and CuPy arrays go through `from_numpy`."""
-    if isinstance(x, da.Array):
-        return x
+def chunk_backend(x, name: str = "x"):
+    """The backend of x's chunks (x: Dask, NumPy or CuPy array); TypeError for anything else."""
     try:
-        backend_for(x, name)
+        return backend_for(x._meta if isinstance(x, da.Array) else x, name)
     except TypeError:
         raise TypeError(f"{name} must be a Dask, NumPy or CuPy array, got "
                         f"{type(x).__module__}.{type(x).__name__}") from None
-    return from_numpy(x)
+
+
+def as_batch(x, name: str = "x") -> da.Array:
+    """x as a Dask array: Dask arrays pass through, NumPy and CuPy arrays go through `from_numpy`
+    (which scatters them to the workers: validate arguments before calling this)."""
+    chunk_backend(x, name)
+    return x if isinstance(x, da.Array) else from_numpy(x)
 
 
 def _to_device_block(block):
@@ -152,5 +156,4 @@ def to_host(x: da.Array) -> da.Array:
     return x.map_blocks(host_array, dtype=x.dtype, meta=np.empty((0,) * x.ndim, dtype=x.dtype), token="to_host")
 
 
-__all__ = ["from_numpy", "as_batch", "batch_chunks", "chunk_budget", "current_client", "to_device", "to_host",
-           "is_device_array"]
+__all__ = ["from_numpy", "as_batch", "chunk_backend", "batch_chunks", "chunk_budget", "current_client", "to_device", "to_host"]

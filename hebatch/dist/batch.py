@@ -7,11 +7,10 @@ from dataclasses import dataclass
 
 import dask.array as da
 
-from ..backend import backend_for
 from ..ntt.api import ntt as array_ntt
 from ..ntt.api import polymul as array_polymul
 from ..ntt.validate import TransformArgs, _check_flag, check_polymul_args, check_transform_args
-from .arrays import as_batch
+from .arrays import as_batch, chunk_backend
 from .worker import check_device, describe_block, run_task
 
 
@@ -82,9 +81,9 @@ def ntt(x, modulus, *, negacyclic=False, inverse=False, algorithm="auto", root=N
     """
     inverse = _check_flag(inverse, "inverse")
     device = check_device(device)
-    x = as_batch(x)
+    chunk_backend(x, "x")
     args = check_transform_args(x.shape, x.dtype, modulus, negacyclic=negacyclic, algorithm=algorithm, root=root)
-    x = _whole_transform_axes(x, args, "x")
+    x = _whole_transform_axes(as_batch(x), args, "x")
     op = _Transform(_per_limb(args.moduli, args), _per_limb(args.roots, args), args.negacyclic, inverse,
                     args.algorithm)
     label = task_label("intt" if inverse else "ntt", args.negacyclic, args.n)
@@ -104,14 +103,13 @@ def polymul(a, b, modulus, *, negacyclic=True, algorithm="auto", device="auto") 
     """
     negacyclic = _check_flag(negacyclic, "negacyclic")
     device = check_device(device)
-    a, b = as_batch(a, "a"), as_batch(b, "b")
-    backend_a, backend_b = backend_for(a._meta, "a"), backend_for(b._meta, "b")
+    backend_a, backend_b = chunk_backend(a, "a"), chunk_backend(b, "b")
     if backend_a is not backend_b:
-        raise TypeError(f"a and b must both be {backend_a.name} arrays, got chunks of "
-                        f"{type(a._meta).__name__} and {type(b._meta).__name__}")
+        raise TypeError(f"a and b must both be {backend_a.name} arrays (or Dask arrays of them), got "
+                        f"{type(a).__name__} and {type(b).__name__} of {backend_a.name} and {backend_b.name} chunks")
     args, _, _ = check_polymul_args(a.shape, a.dtype, b.shape, b.dtype, modulus, negacyclic=negacyclic,
                                     algorithm=algorithm)
-    a, b = _whole_transform_axes(a, args, "a"), _whole_transform_axes(b, args, "b")
+    a, b = _whole_transform_axes(as_batch(a), args, "a"), _whole_transform_axes(as_batch(b), args, "b")
     if a.ndim != b.ndim:  # one number of axes, so that broadcast axes line up for Dask
         a = a.reshape((1,) * (b.ndim - a.ndim) + a.shape) if a.ndim < b.ndim else a
         b = b.reshape((1,) * (a.ndim - b.ndim) + b.shape) if b.ndim < a.ndim else b

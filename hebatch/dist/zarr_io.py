@@ -16,7 +16,7 @@ import numpy as np
 from dask.base import tokenize
 from dask.delayed import delayed
 
-from .arrays import as_batch, batch_chunks
+from .arrays import as_batch, batch_chunks, chunk_backend
 from .jobs import run
 from .worker import to_host
 
@@ -105,11 +105,12 @@ def to_zarr(x, url, component: str = DATA, *, overwrite: bool = False, compute: 
 
     if not isinstance(component, str) or not component or "/" in component:
         raise ValueError(f"component must be a non-empty name without '/', got {component!r}")
-    x = as_batch(x)
+    chunk_backend(x, "x")
     if x.ndim < 1:
         raise ValueError("x must have a batch axis: got a 0-d array")
     if any(math.isnan(s) for s in x.shape):
         raise ValueError(f"x must have known chunk sizes to be written, got shape {x.shape}")
+    x = as_batch(x)
     if any(len(c) > 1 for c in x.chunks[1:]):
         x = x.rechunk({axis: -1 for axis in range(1, x.ndim)})
     lengths = x.chunks[0]
