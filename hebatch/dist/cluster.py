@@ -35,7 +35,8 @@ def cluster(address=None, *, device="auto", n_workers=None, threads_per_worker=N
     address: a scheduler address (e.g. "tcp://10.0.0.5:8786") to connect to; default the
     HEBATCH_SCHEDULER environment variable. Then only the client is closed on exit, and the
     options for starting a cluster must be left at their defaults.
-    Without an address a cluster is started and closed on exit:
+    Without an address a cluster is started and closed on exit, by `device`: "auto" (a GPU cluster
+    when GPUs are visible), "gpu" (one is required) or "cpu":
     - GPUs visible (device "auto" or "gpu") and dask_cuda importable: dask_cuda.LocalCUDACluster,
       one worker per visible GPU (CUDA_VISIBLE_DEVICES selects them) with `threads_per_worker`
       (default 4) concurrent tasks each. protocol: "tcp" (default), "ucx" or "ucxx"; enable_nvlink
@@ -63,6 +64,8 @@ def cluster(address=None, *, device="auto", n_workers=None, threads_per_worker=N
         given = {"n_workers": n_workers, "threads_per_worker": threads_per_worker, "protocol": protocol,
                  "enable_nvlink": enable_nvlink or None, "rmm_pool_size": rmm_pool_size,
                  "device_memory_limit": device_memory_limit, "processes": None if processes else False,
+                 "device": None if device == "auto" else device,
+                 "dashboard_address": None if dashboard_address == ":8787" else dashboard_address,
                  **cluster_options}
         extra = sorted(k for k, v in given.items() if v is not None)
         if extra:
