@@ -85,7 +85,7 @@ def parse_args(argv=None):
     return args
 
 
-# -- helpers -----------------------------------------------------------------------------------
+# -- building blocks -----------------------------------------------------------------------------
 
 def _median(values):
     return float(statistics.median(values))
