@@ -44,6 +44,28 @@ class Backend(abc.ABC):
     def broadcast_to(self, x, shape):
         return self.xp.broadcast_to(x, shape)
 
+    def twiddle_grid_mul(self, x, modulus: int, root: int, row0: int, col0: int,
+                         row_step: int = 1, col_step: int = 1, *, out=None):
+        """The twiddle step of a 4-step NTT on one block of its n1 x n2 matrix.
+
+        Returns y with, for every 0 <= i < R and 0 <= j < C,
+            y[i, j] = x[i, j] * root ** ((row0 + row_step * i) * (col0 + col_step * j))  mod modulus
+        (row_step = col_step = 1: the entry of the whole matrix at (row0 + i, col0 + j) times
+        root^(row * col); a step of 2 with an odd start gives the odd exponents of negacyclic twiddles).
+
+        x: 2-D (R, C) uint64 array of this backend, entries < modulus, any strides. modulus: an int,
+        a prime < 2**62 or GOLDILOCKS. root: an int with 0 < root < modulus (its order is not
+        assumed). row0, col0, row_step, col_step: Python ints >= 0; the exponents are exact integers
+        (they may pass 2**64; reducing them mod modulus - 1 is allowed). All arguments are already
+        validated by `hebatch.ntt.twiddle_grid`. Exact: bit for bit the same residues on every backend.
+        Powers come from per-row bases and exponent splitting (tables of about R * sqrt(C) entries),
+        never from a table of the whole transform size.
+        out: None for a new array, or an (R, C) uint64 array of this backend to write into (it may be
+        x itself). Returns the result; x is not modified unless it is `out`. On a GPU the work runs on
+        the current stream.
+        """
+        raise NotImplementedError(f"the {self.name} backend has no twiddle_grid_mul")
+
     @abc.abstractmethod
     def owns(self, x) -> bool:
         """True if x is an array of this backend's type."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..field import modulus_info
 from .base import Backend
 from .numpy_arith import ModOps
 
@@ -157,6 +158,50 @@ class NumpyBackend(Backend):
             sel = list(idx)
             result[:, sel, :] = ops.mul(a[:, sel, :], b[:, sel, :])
         return result
+
+    def twiddle_grid_mul(self, x, modulus, root, row0, col0, row_step=1, col_step=1, *, out=None):
+        rows, cols = x.shape
+        result = np.empty((rows, cols), dtype=U64) if out is None else out
+        if rows == 0 or cols == 0:
+            return result
+        q = int(modulus)
+        ops = ModOps((modulus_info(q),), depth=1)
+        # Row i needs base_i ** (col0 + col_step * j) with base_i = root ** r_i, r_i = row0 + row_step * i:
+        # start_i = root ** (col0 r_i) and step_i = root ** (col_step r_i), both progressions in i.
+        start = _progression_powers(ops, pow(root, col0, q), row0, row_step, rows)
+        step = _progression_powers(ops, pow(root, col_step, q), row0, row_step, rows)
+        # Columns j = h * size + l: step_i ** j = low[i, l] * high[i, h], tables of ~sqrt(cols) per row.
+        size = 1 << ((cols - 1).bit_length() + 1) // 2
+        whole = cols // size
+        low = ops.powers(step, size)
+        step_size = ops.mul(low[:, -1], step)  # step ** size
+        high = ops.mul(ops.powers(step_size, -(-cols // size)), start[:, None])
+        strip = max(1, _STRIP_ELEMENTS // cols)  # bounds the temporaries of the 128-bit products
+        for r in range(0, rows, strip):
+            sl = slice(r, min(r + strip, rows))
+            n_rows = sl.stop - sl.start
+            if whole:
+                body = x[sl, :whole * size].reshape(n_rows, whole, size)
+                body = ops.mul(ops.mul(body, low[sl, None, :]), high[sl, :whole, None])
+                result[sl, :whole * size] = body.reshape(n_rows, whole * size)
+            if whole * size < cols:
+                tail = x[sl, whole * size:]
+                result[sl, whole * size:] = ops.mul(ops.mul(tail, low[sl, :tail.shape[1]]), high[sl, whole:whole + 1])
+        return result
+
+
+_STRIP_ELEMENTS = 1 << 20
+
+
+def _progression_powers(ops: ModOps, base: int, first: int, step: int, count: int) -> np.ndarray:
+    """base ** (first + step * i) mod q for i < count, by splitting i = h * size + l."""
+    q = int(ops.q.reshape(-1)[0])
+    size = 1 << ((count - 1).bit_length() + 1) // 2
+    unit = pow(base, step, q)
+    low = ops.powers([unit], size)[0]
+    high = ops.powers([pow(unit, size, q)], -(-count // size))[0]
+    grid = ops.mul(high[:, None], low[None, :])
+    return ops.mul(grid, U64(pow(base, first, q))).reshape(-1)[:count]
 
 
 def _radix2_forward(a, plan, ops, tabs: _Radix2, natural):

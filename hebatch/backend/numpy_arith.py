@@ -130,10 +130,12 @@ class ModOps:
         return np.where(r >= self.q, r - self.q, r)
 
     def powers(self, roots, count: int):
-        """(L, count) table of roots[l] ** e, e = 0 .. count-1, built by doubling."""
-        out = np.empty((len(self.moduli), count), dtype=U64)
-        out[:, 0] = 1
+        """(len(roots), count) table of roots[r] ** e, e = 0 .. count-1, built by doubling.
+
+        roots: one per limb, or any number of bases when there is a single modulus."""
         step = np.asarray(roots, dtype=U64).reshape(-1, 1)  # roots ** filled
+        out = np.empty((step.shape[0], count), dtype=U64)
+        out[:, 0] = 1
         ops = self.at_depth(1)
         filled = 1
         while filled < count:

@@ -126,6 +126,24 @@ def check_transform_args(shape, dtype, modulus, *, negacyclic=False, algorithm="
     return TransformArgs(n, moduli, roots, negacyclic, algorithm, rns)
 
 
+def check_polymul_args(a_shape, a_dtype, b_shape, b_dtype, modulus, *, negacyclic=True, algorithm="auto"):
+    """Validate polymul operands without reading entries: (args of a, args of b, broadcast batch shape)."""
+    args = check_transform_args(a_shape, a_dtype, modulus, negacyclic=negacyclic, algorithm=algorithm, name="a")
+    if np.dtype(b_dtype) != np.dtype(a_dtype):
+        raise TypeError(f"a and b must have one dtype, got {np.dtype(a_dtype)} and {np.dtype(b_dtype)}")
+    a_shape, b_shape = tuple(a_shape), tuple(b_shape)
+    if b_shape[-1:] != a_shape[-1:] or (args.rns and b_shape[-2:] != a_shape[-2:]):
+        raise ValueError(f"a and b must have the same trailing {'(limbs, n)' if args.rns else 'n'}, "
+                         f"got shapes {a_shape} and {b_shape}")
+    args_b = check_transform_args(b_shape, b_dtype, modulus, negacyclic=negacyclic, algorithm=algorithm, name="b")
+    tail = 2 if args.rns else 1
+    try:
+        lead = np.broadcast_shapes(a_shape[:-tail], b_shape[:-tail])
+    except ValueError:
+        raise ValueError(f"the batch axes of a {a_shape} and b {b_shape} do not broadcast") from None
+    return args, args_b, tuple(lead)
+
+
 def limb_column(args: TransformArgs, xp=np):
     """The moduli as an array broadcasting against x: (L, 1) for RNS input, a scalar otherwise."""
     if args.rns:

@@ -1,0 +1,566 @@
+#!/usr/bin/env python
+"""Benchmarks of the Dask scheduler layer (hebatch.dist) on 1, 2 or 4 GPUs of one machine.
+
+Cases (each runs on its own; a failure is recorded with its error text and the rest go on):
+  copy        pinned host<->device copy bandwidth (H2D, D2H, their round trip, both at once) and the
+              device-to-device bandwidth: the references of the batch cases
+  host_batch  1 GPU: batch job from host memory (chunks in the worker's RAM, pinned staging, H2D,
+              NTT, D2H), GB/s of input against the H2D+D2H round-trip bandwidth (target >= 80%)
+  overhead    1 GPU: device-resident batch through dist.ntt vs a plain loop of hb.ntt on chunks of
+              the same shapes (target: <= 10% overhead for chunks >= 256 MiB)
+  scaling     device-resident batch job on 1, 2, 4 GPUs (as many as visible), speedup over 1 GPU
+  large       dist.ntt_large at 2^26 and 2^28 on 2 and 4 GPUs (both transposes), time split into
+              transforms and transposes, against hb.ntt and cupy.fft.fft on one GPU
+Timings: CUDA events for single-GPU loops, wall clock around fully synchronised Dask jobs (a task
+ends only after its stream is synchronised); one warm-up, medians of --repeats runs.
+Writes benchmarks/results/dist-<device>-<date>.json (and $OUT/<same name> when OUT is set).
+
+  python benchmarks/dist_bench.py             # full run on the GPUs of this machine
+  python benchmarks/dist_bench.py --quick     # smaller sizes, fewer repeats
+  python benchmarks/dist_bench.py --cpu       # smoke test of the script on a CPU cluster
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import json
+import os
+import pathlib
+import platform
+import re
+import statistics
+import sys
+import time
+import traceback
+
+import numpy as np
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:  # run from a source checkout without installing
+    sys.path.insert(0, str(ROOT))
+
+import hebatch as hb  # noqa: E402
+from hebatch import dist  # noqa: E402
+
+CASES = ("copy", "host_batch", "overhead", "scaling", "large")
+GIB, MIB = 1 << 30, 1 << 20
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--quick", action="store_true", help="smaller sizes and fewer repeats")
+    p.add_argument("--cpu", action="store_true", help="smoke test on a CPU LocalCluster with tiny sizes")
+    p.add_argument("--cases", default=",".join(CASES), help=f"comma-separated subset of {','.join(CASES)}")
+    p.add_argument("--log-n", type=int, default=16, help="batch transforms: log2 of n")
+    p.add_argument("--limbs", type=int, default=8, help="batch transforms: RNS limbs (60-bit primes)")
+    p.add_argument("--chunk-mib", type=int, nargs="+", default=None, help="chunk sizes (MiB) of the batch cases")
+    p.add_argument("--host-gib", type=float, default=None, help="input size of host_batch")
+    p.add_argument("--device-gib", type=float, default=None, help="input size of overhead and scaling")
+    p.add_argument("--large-log-n", type=int, nargs="+", default=None, help="sizes of the large case")
+    p.add_argument("--max-gpus", type=int, default=4, help="use at most this many GPUs")
+    p.add_argument("--repeats", type=int, default=None, help="timed runs per measurement (median reported)")
+    p.add_argument("--out-dir", type=pathlib.Path, default=ROOT / "benchmarks" / "results")
+    args = p.parse_args(argv)
+    cases = [c.strip() for c in args.cases.split(",") if c.strip()]
+    unknown = sorted(set(cases) - set(CASES))
+    if unknown:
+        p.error(f"unknown case(s) {', '.join(unknown)}; choose from {', '.join(CASES)}")
+    args.cases = cases
+    if not 1 <= args.log_n <= 28 or not 1 <= args.limbs <= 64 or args.max_gpus < 1:
+        p.error("--log-n must be 1..28, --limbs 1..64, --max-gpus >= 1")
+    quick, cpu = args.quick, args.cpu
+    if cpu:
+        args.log_n, args.limbs = min(args.log_n, 10), min(args.limbs, 2)
+    defaults = {  # (full, quick, cpu)
+        "chunk_mib": ([64, 256, 1024], [256], [1]),
+        "host_gib": (4.0, 1.0, 1 / 64),
+        "device_gib": (16.0, 4.0, 1 / 64),
+        "large_log_n": ([26, 28], [24, 26], [16]),
+        "repeats": (5, 3, 2),
+    }
+    for name, values in defaults.items():
+        if getattr(args, name) is None:
+            setattr(args, name, values[2] if cpu else values[1] if quick else values[0])
+    return args
+
+
+# -- building blocks -----------------------------------------------------------------------------
+
+def _median(values):
+    return float(statistics.median(values))
+
+
+def _gpu_count() -> int:
+    from hebatch.backend import gpu_available
+
+    if not gpu_available():
+        return 0
+    import cupy
+
+    return int(cupy.cuda.runtime.getDeviceCount())
+
+
+def device_name(cpu: bool) -> str:
+    if cpu or not _gpu_count():
+        return platform.processor() or platform.machine() or "cpu"
+    import cupy
+
+    name = cupy.cuda.runtime.getDeviceProperties(0)["name"]
+    return name.decode() if isinstance(name, bytes) else str(name)
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-") or "device"
+
+
+def _versions() -> dict:
+    import importlib.metadata as md
+
+    out = {}
+    for package in ("hebatch", "numpy", "dask", "distributed", "dask-cuda", "cupy-cuda13x", "cupy-cuda12x", "zarr"):
+        try:
+            out[package] = md.version(package)
+        except md.PackageNotFoundError:
+            pass
+    out["python"] = platform.python_version()
+    return out
+
+
+def _random_chunk(shape, moduli, seed, on_device):
+    """Uniform residues of shape (rows, limbs, n), made on the worker: on its GPU when it has one
+    (fast), returned on the device if on_device, else copied to host memory."""
+    from hebatch.dist.worker import worker_has_gpu
+
+    if worker_has_gpu():
+        import cupy
+
+        rs = cupy.random.RandomState(seed)
+        x = cupy.stack([rs.randint(0, q, size=(shape[0], shape[2]), dtype=cupy.int64) for q in moduli],
+                       axis=1).astype(cupy.uint64)
+        return x if on_device else x.get()
+    rng = np.random.default_rng(seed)
+    return np.stack([rng.integers(0, q, size=(shape[0], shape[2]), dtype=np.uint64) for q in moduli], axis=1)
+
+
+def random_batch(client, total_bytes, chunk_bytes, n, moduli, on_device, chunk_multiple=1):
+    """A persisted Dask batch (rows, limbs, n) of random residues made on the workers."""
+    import dask
+    from distributed import wait
+
+    row_bytes = len(moduli) * n * 8
+    rows = max(1, chunk_bytes // row_bytes)
+    chunks = max(chunk_multiple, round(total_bytes / (rows * row_bytes) / chunk_multiple) * chunk_multiple)
+    parts = [dask.delayed(_random_chunk)((rows, len(moduli), n), tuple(moduli), seed, on_device)
+             for seed in range(chunks)]
+    meta = _meta(on_device)
+    import dask.array as da
+
+    x = da.concatenate([da.from_delayed(p, (rows, len(moduli), n), dtype=np.uint64, meta=meta) for p in parts])
+    x = client.persist(x)
+    wait(x)
+    return x
+
+
+def _meta(on_device):
+    if on_device:
+        import cupy
+
+        return cupy.empty((0, 0, 0), dtype=cupy.uint64)
+    return np.empty((0, 0, 0), dtype=np.uint64)
+
+
+def time_dask(client, make, repeats):
+    """Median wall time of persisting make() and waiting for all of it (one warm-up run first)."""
+    from distributed import futures_of
+
+    from hebatch.dist.jobs import wait_for
+
+    times = []
+    for i in range(repeats + 1):
+        start = time.perf_counter()
+        y = client.persist(make())
+        futures = futures_of(y)
+        wait_for(futures)
+        elapsed = time.perf_counter() - start
+        keys = [f.key for f in futures]
+        del y, futures  # released: the scheduler forgets the keys, and the next run computes them again
+        while client.run_on_scheduler(_scheduler_knows, keys):
+            time.sleep(0.01)
+        if i:
+            times.append(elapsed)
+    return _median(times), times
+
+
+def _scheduler_knows(keys, dask_scheduler=None):
+    return any(key in dask_scheduler.tasks for key in keys)
+
+
+def time_cuda(fn, repeats):
+    """Median milliseconds of fn() between CUDA events on the current stream (one warm-up)."""
+    import cupy
+
+    fn()
+    cupy.cuda.get_current_stream().synchronize()
+    times = []
+    for _ in range(repeats):
+        start, end = cupy.cuda.Event(), cupy.cuda.Event()
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(cupy.cuda.get_elapsed_time(start, end))
+    return _median(times), times
+
+
+def gpu_cluster(k):
+    return dist.cluster(device="gpu", CUDA_VISIBLE_DEVICES=list(range(k)), verbose=False)
+
+
+# -- cases ---------------------------------------------------------------------------------------
+
+def case_copy(args, ctx):
+    """Pinned H2D and D2H bandwidth (serial and concurrent) and D2D, on GPU 0."""
+    import cupy
+    import cupyx
+
+    nbytes = (256 if args.quick else 1024) * MIB
+    host_in = cupyx.empty_pinned((nbytes,), dtype=np.uint8)
+    host_out = cupyx.empty_pinned((nbytes,), dtype=np.uint8)
+    host_in[...] = 7
+    dev_a, dev_b = cupy.empty(nbytes, dtype=cupy.uint8), cupy.empty(nbytes, dtype=cupy.uint8)
+    rt = cupy.cuda.runtime
+    s1, s2 = cupy.cuda.Stream(non_blocking=True), cupy.cuda.Stream(non_blocking=True)
+
+    def h2d():
+        rt.memcpyAsync(dev_a.data.ptr, host_in.ctypes.data, nbytes, rt.memcpyHostToDevice, s1.ptr)
+
+    def d2h():
+        rt.memcpyAsync(host_out.ctypes.data, dev_b.data.ptr, nbytes, rt.memcpyDeviceToHost, s1.ptr)
+
+    def timed(fn, stream):
+        times = []
+        for i in range(args.repeats + 1):
+            start, end = cupy.cuda.Event(), cupy.cuda.Event()
+            start.record(stream)
+            fn()
+            end.record(stream)
+            end.synchronize()
+            if i:
+                times.append(cupy.cuda.get_elapsed_time(start, end) / 1e3)
+        return _median(times)
+
+    t_h2d, t_d2h = timed(h2d, s1), timed(d2h, s1)
+
+    def both_ways():
+        times = []
+        for i in range(args.repeats + 1):
+            start, e1, e2 = cupy.cuda.Event(), cupy.cuda.Event(), cupy.cuda.Event()
+            start.record(s1)
+            s2.wait_event(start)
+            rt.memcpyAsync(dev_a.data.ptr, host_in.ctypes.data, nbytes, rt.memcpyHostToDevice, s1.ptr)
+            rt.memcpyAsync(host_out.ctypes.data, dev_b.data.ptr, nbytes, rt.memcpyDeviceToHost, s2.ptr)
+            e1.record(s1)
+            e2.record(s2)
+            e1.synchronize()
+            e2.synchronize()
+            if i:
+                times.append(max(cupy.cuda.get_elapsed_time(start, e1), cupy.cuda.get_elapsed_time(start, e2)) / 1e3)
+        return _median(times)
+
+    t_both = both_ways()
+    ms_d2d, _ = time_cuda(lambda: dev_b.__setitem__(Ellipsis, dev_a), args.repeats)
+    result = {
+        "bytes": nbytes,
+        "h2d_GBps": nbytes / t_h2d / 1e9,
+        "d2h_GBps": nbytes / t_d2h / 1e9,
+        "round_trip_GBps": nbytes / (t_h2d + t_d2h) / 1e9,  # input bytes per second of H2D then D2H
+        "both_ways_GBps": nbytes / t_both / 1e9,  # input bytes per second with H2D and D2H overlapped
+        "d2d_GBps": 2 * nbytes / (ms_d2d / 1e3) / 1e9,  # read + write
+    }
+    ctx["copy"] = result
+    return result
+
+
+def _batch_shape(args, chunk_mib):
+    n = 1 << args.log_n
+    moduli = hb.ntt_primes(60, n, args.limbs)
+    return n, moduli, chunk_mib * MIB
+
+
+def case_host_batch(args, ctx):
+    """Batch in the worker's host memory -> NTT on its GPU -> host memory, one GPU."""
+    out = []
+    with (dist.cluster(device="cpu", n_workers=1, threads_per_worker=2, processes=False, verbose=False)
+          if args.cpu else gpu_cluster(1)) as client:
+        for chunk_mib in args.chunk_mib:
+            n, moduli, chunk_bytes = _batch_shape(args, chunk_mib)
+            x = random_batch(client, int(args.host_gib * GIB), chunk_bytes, n, moduli, on_device=False)
+            seconds, runs = time_dask(client, lambda: dist.ntt(x, moduli, negacyclic=True), args.repeats)
+            entry = {"chunk_MiB": chunk_mib, "chunks": len(x.chunks[0]), "input_bytes": int(x.nbytes),
+                     "seconds": seconds, "runs": runs, "GBps": x.nbytes / seconds / 1e9}
+            copy = ctx.get("copy")
+            if copy:
+                entry["fraction_of_round_trip"] = entry["GBps"] / copy["round_trip_GBps"]
+                entry["fraction_of_both_ways"] = entry["GBps"] / copy["both_ways_GBps"]
+            out.append(entry)
+            del x
+    return {"log_n": args.log_n, "limbs": args.limbs, "target_fraction": 0.8, "chunks": out}
+
+
+def case_overhead(args, ctx):
+    """Device-resident batch on one GPU: dist.ntt against a plain loop of hb.ntt on the same chunk shapes."""
+    import cupy
+
+    out = []
+    for chunk_mib in args.chunk_mib:
+        n, moduli, chunk_bytes = _batch_shape(args, chunk_mib)
+        rows = max(1, chunk_bytes // (len(moduli) * n * 8))
+        count = max(1, round(args.device_gib * GIB / (rows * len(moduli) * n * 8)))
+        # The loop runs in this process first, alone on GPU 0; then its memory is handed back.
+        chunks = [_random_chunk((rows, len(moduli), n), tuple(moduli), s, True) for s in range(count)]
+
+        def loop():
+            for c in chunks:
+                hb.ntt(c, moduli, negacyclic=True)
+
+        loop_ms, _ = time_cuda(loop, args.repeats)
+        del chunks
+        cupy.get_default_memory_pool().free_all_blocks()
+        with gpu_cluster(1) as client:
+            x = random_batch(client, count * rows * len(moduli) * n * 8, rows * len(moduli) * n * 8, n, moduli,
+                             on_device=True)
+            seconds, runs = time_dask(client, lambda: dist.ntt(x, moduli, negacyclic=True), args.repeats)
+            del x
+        loop = loop_ms / 1e3
+        out.append({"chunk_MiB": chunk_mib, "chunks": count, "loop_seconds": loop, "dist_seconds": seconds,
+                    "dist_runs": runs, "overhead_percent": 100 * (seconds - loop) / loop})
+    return {"log_n": args.log_n, "limbs": args.limbs, "target_overhead_percent": 10, "chunks": out}
+
+
+def case_scaling(args, ctx):
+    """The same device-resident batch job on 1, 2, 4 GPUs (strong scaling)."""
+    gpus = [k for k in (1, 2, 4) if k <= min(ctx["gpus"], args.max_gpus)]
+    chunk_mib = max(args.chunk_mib)
+    n, moduli, chunk_bytes = _batch_shape(args, chunk_mib)
+    out = []
+    for k in gpus:
+        with gpu_cluster(k) as client:
+            x = random_batch(client, int(args.device_gib * GIB), chunk_bytes, n, moduli, on_device=True,
+                             chunk_multiple=4)
+            seconds, runs = time_dask(client, lambda: dist.ntt(x, moduli, negacyclic=True), args.repeats)
+            out.append({"gpus": k, "seconds": seconds, "runs": runs, "GBps": x.nbytes / seconds / 1e9})
+            del x
+    for entry in out:
+        entry["speedup"] = out[0]["seconds"] / entry["seconds"]
+    return {"log_n": args.log_n, "limbs": args.limbs, "chunk_MiB": chunk_mib, "targets": {"2": 1.9, "4": 3.6},
+            "runs": out}
+
+
+def _large_input(client, n, q, parts, on_device):
+    """A persisted 1-D Dask array of n random residues mod q in `parts` chunks on the workers."""
+    import dask
+    import dask.array as da
+    from distributed import wait
+
+    size = n // parts
+
+    def make(seed):
+        return _random_chunk((1, 1, size), (q,), seed, on_device).reshape(size)
+
+    meta = _meta(on_device).reshape(0)
+    x = da.concatenate([da.from_delayed(dask.delayed(make)(s), (size,), dtype=np.uint64, meta=meta)
+                        for s in range(parts)])
+    x = client.persist(x)
+    wait(x)
+    return x
+
+
+def _single_device_reference(n, q, repeats, on_device):
+    """hb.ntt of n points on one device (and cupy.fft.fft of complex64 of n elements on a GPU)."""
+    if not on_device:
+        x = np.random.default_rng().integers(0, q, n, dtype=np.uint64)
+        times = []
+        for i in range(repeats + 1):
+            start = time.perf_counter()
+            hb.ntt(x, q)
+            if i:
+                times.append(time.perf_counter() - start)
+        return {"hb_ntt_seconds": _median(times)}
+    import cupy
+
+    x = _random_chunk((1, 1, n), (q,), 1, True).reshape(n)
+    ms, _ = time_cuda(lambda: hb.ntt(x, q), repeats)
+    ref = {"hb_ntt_seconds": ms / 1e3}
+    del x
+    z = cupy.ones(n, dtype=cupy.complex64)
+    ms_fft, _ = time_cuda(lambda: cupy.fft.fft(z), repeats)
+    ref["cufft_c64_seconds"] = ms_fft / 1e3
+    del z
+    cupy.get_default_memory_pool().free_all_blocks()
+    return ref
+
+
+def case_large(args, ctx):
+    """ntt_large with the time split into transforms (columns, rows) and transposes."""
+    from distributed import futures_of
+
+    from hebatch.dist.jobs import wait_for
+
+    q = hb.ntt_primes(60, 1 << max(args.large_log_n), 1)[0]
+    on_device = not args.cpu
+    worker_counts = [2] if args.cpu else [k for k in (2, 4) if k <= min(ctx["gpus"], args.max_gpus)]
+    if not worker_counts:
+        raise RuntimeError(f"needs at least 2 GPUs, found {ctx['gpus']}")
+    out = {"modulus": q, "references": {}, "runs": []}
+    for log_n in args.large_log_n:
+        out["references"][str(log_n)] = _single_device_reference(1 << log_n, q, args.repeats, on_device)
+    for k in worker_counts:
+        cluster = (dist.cluster(device="cpu", n_workers=k, threads_per_worker=1, processes=False, verbose=False)
+                   if args.cpu else gpu_cluster(k))
+        with cluster as client:
+            for log_n in args.large_log_n:
+                n = 1 << log_n
+                x = _large_input(client, n, q, k, on_device)
+                for transpose in dist.TRANSPOSES:
+                    entry = {"log_n": log_n, "workers": k, "transpose": transpose}
+                    try:
+                        walls, stages = [], []
+                        for i in range(args.repeats + 1):
+                            start = time.perf_counter()  # the whole transform, stages overlapping
+                            y = dist.ntt_large(x, q, workers=k, gather=False, transpose=transpose)
+                            wait_for(futures_of(client.persist(y)))
+                            elapsed = time.perf_counter() - start
+                            timings = {}  # again, waiting after each stage to time it
+                            z = dist.LargeNTT(x, q, workers=k, transpose=transpose).run(gather=False, timings=timings)
+                            del y, z
+                            if i:
+                                walls.append(elapsed)
+                                stages.append(timings)
+                        split = {name: _median([s[name] for s in stages]) for name in stages[0]}
+                        entry.update({
+                            "seconds": _median(walls),
+                            "stage_seconds": split,
+                            "transform_seconds": split["columns"] + split["rows"],
+                            "transpose_seconds": split["distribute"] + split["transpose"] + split["transpose_out"],
+                        })
+                        ref = out["references"][str(log_n)]["hb_ntt_seconds"]
+                        entry["speedup_vs_one_device"] = ref / entry["seconds"]
+                    except Exception:
+                        entry["error"] = traceback.format_exc()
+                    out["runs"].append(entry)
+                del x
+    return out
+
+
+CASE_FUNCTIONS = {"copy": case_copy, "host_batch": case_host_batch, "overhead": case_overhead,
+                  "scaling": case_scaling, "large": case_large}
+NEEDS_GPU = {"copy", "overhead", "scaling"}
+
+
+# -- report ----------------------------------------------------------------------------------------
+
+def summary_rows(record):
+    """(case, what, numbers) lines for the printed table."""
+    rows = []
+    for case in record["cases"]:
+        name = case["case"]
+        if "error" in case:
+            rows.append((name, "error", case["error"].strip().splitlines()[-1][:100]))
+            continue
+        if "skipped" in case:
+            rows.append((name, "skipped", case["skipped"]))
+            continue
+        r = case["result"]
+        if name == "copy":
+            rows.append((name, "GB/s", f"H2D {r['h2d_GBps']:.1f}, D2H {r['d2h_GBps']:.1f}, round trip "
+                                       f"{r['round_trip_GBps']:.1f}, both ways {r['both_ways_GBps']:.1f}, "
+                                       f"D2D {r['d2d_GBps']:.0f}"))
+        elif name == "host_batch":
+            for c in r["chunks"]:
+                frac = f", {100 * c['fraction_of_round_trip']:.0f}% of round trip" if "fraction_of_round_trip" in c else ""
+                rows.append((name, f"chunk {c['chunk_MiB']} MiB", f"{c['GBps']:.2f} GB/s{frac}"))
+        elif name == "overhead":
+            for c in r["chunks"]:
+                rows.append((name, f"chunk {c['chunk_MiB']} MiB",
+                             f"dist {c['dist_seconds'] * 1e3:.1f} ms, loop {c['loop_seconds'] * 1e3:.1f} ms, "
+                             f"overhead {c['overhead_percent']:.1f}%"))
+        elif name == "scaling":
+            for c in r["runs"]:
+                rows.append((name, f"{c['gpus']} GPU", f"{c['seconds'] * 1e3:.1f} ms, {c['GBps']:.1f} GB/s, "
+                                                      f"speedup {c['speedup']:.2f}x"))
+        elif name == "large":
+            for log_n, ref in r["references"].items():
+                extra = f", cuFFT c64 {ref['cufft_c64_seconds'] * 1e3:.2f} ms" if "cufft_c64_seconds" in ref else ""
+                rows.append((name, f"2^{log_n} one device", f"hb.ntt {ref['hb_ntt_seconds'] * 1e3:.2f} ms{extra}"))
+            for c in r["runs"]:
+                what = f"2^{c['log_n']} x{c['workers']} {c['transpose']}"
+                if "error" in c:
+                    rows.append((name, what, "error: " + c["error"].strip().splitlines()[-1][:80]))
+                else:
+                    rows.append((name, what, f"{c['seconds'] * 1e3:.1f} ms (transforms {c['transform_seconds'] * 1e3:.1f}"
+                                             f" ms, transposes {c['transpose_seconds'] * 1e3:.1f} ms), "
+                                             f"{c['speedup_vs_one_device']:.2f}x one device"))
+    return rows
+
+
+def print_table(record):
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"hebatch.dist on {record['device']} ({record['gpus']} GPU) {record['date']}")
+    for column in ("case", "what", "result"):
+        table.add_column(column)
+    for row in summary_rows(record):
+        table.add_row(*row)
+    Console().print(table)
+
+
+def write_json(record, out_dir: pathlib.Path) -> list[pathlib.Path]:
+    name = f"dist-{_slug(record['device'])}-{record['date']}.json"
+    targets = [pathlib.Path(out_dir) / name]
+    if os.environ.get("OUT"):
+        targets.append(pathlib.Path(os.environ["OUT"]) / name)
+    for path in targets:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(record, indent=2, default=str) + "\n")
+    return targets
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    gpus = 0 if args.cpu else _gpu_count()
+    record = {
+        "benchmark": "dist",
+        "date": _dt.date.today().isoformat(),
+        "time": _dt.datetime.now().isoformat(timespec="seconds"),
+        "device": device_name(args.cpu),
+        "gpus": gpus,
+        "host": platform.node(),
+        "versions": _versions(),
+        "args": {k: (str(v) if isinstance(v, pathlib.Path) else v) for k, v in vars(args).items()},
+        "cases": [],
+    }
+    ctx = {"gpus": gpus}
+    for name in args.cases:
+        entry = {"case": name}
+        if name in NEEDS_GPU and not gpus:
+            entry["skipped"] = "needs a CUDA GPU" if not args.cpu else "not part of the --cpu smoke run"
+        else:
+            start = time.perf_counter()
+            try:
+                entry["result"] = CASE_FUNCTIONS[name](args, ctx)
+            except Exception:
+                entry["error"] = traceback.format_exc()
+            entry["wall_seconds"] = time.perf_counter() - start
+        record["cases"].append(entry)
+        print(f"{name}: {'error' if 'error' in entry else 'skipped' if 'skipped' in entry else 'done'}",
+              file=sys.stderr)
+    print_table(record)
+    for path in write_json(record, args.out_dir):
+        print(f"wrote {path}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

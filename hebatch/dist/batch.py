@@ -1,0 +1,123 @@
+"""Batched transforms over Dask arrays: one task per chunk, validated before anything is submitted."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import dask.array as da
+
+from ..ntt.api import ntt as array_ntt
+from ..ntt.api import polymul as array_polymul
+from ..ntt.validate import TransformArgs, _check_flag, check_polymul_args, check_transform_args
+from .arrays import as_batch, chunk_backend
+from .worker import check_device, describe_block, run_task
+
+
+def task_label(operation: str, negacyclic: bool, n: int) -> str:
+    """Dashboard name of a task group, e.g. ntt_negacyclic_2^16 (Dask's key_split keeps a first
+    word without dashes whole, so the size stays visible on the dashboard)."""
+    return f"{operation}_{'negacyclic' if negacyclic else 'cyclic'}_2^{n.bit_length() - 1}"
+
+
+@dataclass(frozen=True)
+class _Transform:
+    """The arguments of one batched transform, validated on the client; small to ship with a task."""
+
+    modulus: int | tuple[int, ...]
+    root: int | tuple[int, ...]
+    negacyclic: bool
+    inverse: bool
+    algorithm: str
+
+    def __call__(self, x):
+        return array_ntt(x, self.modulus, negacyclic=self.negacyclic, inverse=self.inverse,
+                         algorithm=self.algorithm, root=self.root)
+
+
+@dataclass(frozen=True)
+class _Polymul:
+    modulus: int | tuple[int, ...]
+    negacyclic: bool
+    algorithm: str
+
+    def __call__(self, a, b):
+        return array_polymul(a, b, self.modulus, negacyclic=self.negacyclic, algorithm=self.algorithm)
+
+
+def _transform_task(block, op, device, label, block_info=None):
+    return run_task(op, block, device=device, where=describe_block(label, block_info))
+
+
+def _polymul_task(a, b, op, device, label, block_info=None):
+    return run_task(op, a, b, device=device, where=describe_block(label, block_info))
+
+
+def _per_limb(values: tuple[int, ...], args: TransformArgs):
+    """values (one per limb) in hb.ntt's argument form: a tuple for RNS input, else one int."""
+    return values if args.rns else values[0]
+
+
+def _whole_transform_axes(x: da.Array, args: TransformArgs, name: str) -> da.Array:
+    """x with its transform axes (n, and limbs for RNS) in one chunk each; batch axes as they are."""
+    tail = 2 if args.rns else 1
+    if any(math.isnan(s) for s in x.shape[-tail:]):
+        raise ValueError(f"{name} must have known sizes along its transform axes, got shape {x.shape}")
+    axes = range(x.ndim - tail, x.ndim)
+    if all(len(x.chunks[a]) == 1 for a in axes):
+        return x
+    return x.rechunk({a: -1 for a in axes})
+
+
+def ntt(x, modulus, *, negacyclic=False, inverse=False, algorithm="auto", root=None, device="auto") -> da.Array:
+    """Lazy hb.ntt of every chunk of a batch: a Dask array of the same shape, chunks, dtype and type.
+
+    x: Dask array (NumPy or CuPy chunks) or a NumPy/CuPy array (wrapped by `from_numpy`), shape
+    (..., n) or (..., limbs, n) with the batch along the leading axes; the transform axes are put
+    into single chunks if they are split. modulus, negacyclic, inverse, algorithm, root: as hb.ntt,
+    checked here with hb.ntt's messages; entries >= modulus are found inside the tasks and raise
+    there. device: where NumPy chunks are transformed: "auto" (the worker's GPU if it has one),
+    "gpu" or "cpu"; CuPy chunks stay on their GPU. Tasks are named like ntt_negacyclic_2^16.
+    """
+    inverse = _check_flag(inverse, "inverse")
+    device = check_device(device)
+    chunk_backend(x, "x")
+    args = check_transform_args(x.shape, x.dtype, modulus, negacyclic=negacyclic, algorithm=algorithm, root=root)
+    x = _whole_transform_axes(as_batch(x), args, "x")
+    op = _Transform(_per_limb(args.moduli, args), _per_limb(args.roots, args), args.negacyclic, inverse,
+                    args.algorithm)
+    label = task_label("intt" if inverse else "ntt", args.negacyclic, args.n)
+    return x.map_blocks(_transform_task, op=op, device=device, label=label, dtype=x.dtype, meta=x._meta, token=label)
+
+
+def intt(y, modulus, *, negacyclic=False, algorithm="auto", root=None, device="auto") -> da.Array:
+    """Lazy exact inverse of `ntt` (scaled by n^-1): intt(ntt(x)) == x."""
+    return ntt(y, modulus, negacyclic=negacyclic, inverse=True, algorithm=algorithm, root=root, device=device)
+
+
+def polymul(a, b, modulus, *, negacyclic=True, algorithm="auto", device="auto") -> da.Array:
+    """Lazy hb.polymul of two batches whose batch axes broadcast (b may be one polynomial for all).
+
+    a, b: Dask, NumPy or CuPy arrays as for `ntt`, one dtype and one array type. The result is
+    chunked like a (b's chunks are aligned to a's by Dask).
+    """
+    negacyclic = _check_flag(negacyclic, "negacyclic")
+    device = check_device(device)
+    backend_a, backend_b = chunk_backend(a, "a"), chunk_backend(b, "b")
+    if backend_a is not backend_b:
+        raise TypeError(f"a and b must both be {backend_a.name} arrays (or Dask arrays of them), got "
+                        f"{type(a).__name__} and {type(b).__name__} of {backend_a.name} and {backend_b.name} chunks")
+    args, _, _ = check_polymul_args(a.shape, a.dtype, b.shape, b.dtype, modulus, negacyclic=negacyclic,
+                                    algorithm=algorithm)
+    a, b = _whole_transform_axes(as_batch(a), args, "a"), _whole_transform_axes(as_batch(b), args, "b")
+    if a.ndim != b.ndim:  # one number of axes, so that broadcast axes line up for Dask
+        a = a.reshape((1,) * (b.ndim - a.ndim) + a.shape) if a.ndim < b.ndim else a
+        b = b.reshape((1,) * (a.ndim - b.ndim) + b.shape) if b.ndim < a.ndim else b
+    aligned = {axis: a.chunks[axis] for axis in range(a.ndim)
+               if a.shape[axis] == b.shape[axis] and a.chunks[axis] != b.chunks[axis]}
+    if aligned:  # b chunked like a along the batch axes they share (Dask's block_info needs it)
+        b = b.rechunk(aligned)
+    op = _Polymul(_per_limb(args.moduli, args), args.negacyclic, args.algorithm)
+    label = task_label("polymul", args.negacyclic, args.n)
+    return da.map_blocks(_polymul_task, a, b, op=op, device=device, label=label, dtype=a.dtype, meta=a._meta,
+                         token=label)

@@ -1,0 +1,131 @@
+"""Starting (or joining) the Dask cluster that runs hebatch jobs."""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import os
+import sys
+from contextlib import contextmanager
+
+from ..backend import gpu_available
+from .worker import check_device
+
+log = logging.getLogger("hebatch.dist")
+
+SCHEDULER_ENV = "HEBATCH_SCHEDULER"
+PROTOCOLS = ("tcp", "ucx", "ucxx", "inproc")
+GPU_THREADS = 4  # tasks per GPU worker: copies of some chunks overlap the kernels of others
+
+
+def _positive(value, name):
+    if value is None:
+        return None
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise ValueError(f"{name} must be a positive int or None, got {value!r}")
+    return value
+
+
+@contextmanager
+def cluster(address=None, *, device="auto", n_workers=None, threads_per_worker=None, processes=True,
+            protocol=None, enable_nvlink=False, rmm_pool_size=None, device_memory_limit=None,
+            dashboard_address=":8787", verbose=True, **cluster_options):
+    """A distributed.Client for hebatch jobs, as a context manager (closed on exit).
+
+    address: a scheduler address (e.g. "tcp://10.0.0.5:8786") to connect to; default the
+    HEBATCH_SCHEDULER environment variable. Then only the client is closed on exit, and the
+    options for starting a cluster must be left at their defaults.
+    Without an address a cluster is started and closed on exit, by `device`: "auto" (a GPU cluster
+    when GPUs are visible), "gpu" (one is required) or "cpu":
+    - GPUs visible (device "auto" or "gpu") and dask_cuda importable: dask_cuda.LocalCUDACluster,
+      one worker per visible GPU (CUDA_VISIBLE_DEVICES selects them) with `threads_per_worker`
+      (default 4) concurrent tasks each. protocol: "tcp" (default), "ucx" or "ucxx"; enable_nvlink
+      (needs a UCX protocol), rmm_pool_size (e.g. "24GB") and device_memory_limit pass through.
+    - otherwise (device "cpu", or no GPU): distributed.LocalCluster with n_workers,
+      threads_per_worker and processes (False: threads of this process, quick to start).
+    dashboard_address: where the Dask dashboard listens (None: no dashboard); its link is logged on
+    the "hebatch.dist" logger and, if verbose, printed to stderr. Other keyword arguments go to the
+    cluster class.
+    """
+    device = check_device(device)
+    n_workers = _positive(n_workers, "n_workers")
+    threads_per_worker = _positive(threads_per_worker, "threads_per_worker")
+    if protocol is not None and protocol not in PROTOCOLS:
+        raise ValueError(f"protocol must be one of {', '.join(map(repr, PROTOCOLS))} or None, got {protocol!r}")
+    if enable_nvlink not in (True, False):
+        raise TypeError(f"enable_nvlink must be True or False, got {enable_nvlink!r}")
+    if enable_nvlink and protocol not in ("ucx", "ucxx"):
+        raise ValueError(f"enable_nvlink=True needs protocol 'ucx' or 'ucxx', got {protocol!r}")
+    address = address if address is not None else os.environ.get(SCHEDULER_ENV) or None
+
+    from distributed import Client, LocalCluster
+
+    if address is not None:
+        given = {"n_workers": n_workers, "threads_per_worker": threads_per_worker, "protocol": protocol,
+                 "enable_nvlink": enable_nvlink or None, "rmm_pool_size": rmm_pool_size,
+                 "device_memory_limit": device_memory_limit, "processes": None if processes else False,
+                 "device": None if device == "auto" else device,
+                 "dashboard_address": None if dashboard_address == ":8787" else dashboard_address,
+                 **cluster_options}
+        extra = sorted(k for k, v in given.items() if v is not None)
+        if extra:
+            raise ValueError(f"{', '.join(extra)} only apply to a cluster started here, not to the scheduler "
+                             f"at {address}")
+        client = Client(address)
+        _announce(client, f"connected to the Dask scheduler at {address}", verbose, True)
+        try:
+            yield client
+        finally:
+            client.close()
+        return
+
+    gpu_options = {"enable_nvlink": enable_nvlink or None, "rmm_pool_size": rmm_pool_size,
+                   "device_memory_limit": device_memory_limit}
+    use_gpu = device != "cpu" and gpu_available()
+    if device == "gpu" and not use_gpu:
+        raise RuntimeError("device='gpu' but no CUDA GPU with CuPy is visible")
+    if use_gpu:
+        try:
+            from dask_cuda import LocalCUDACluster
+        except ImportError:
+            if device == "gpu":
+                raise RuntimeError("device='gpu' needs dask-cuda (pip install dask-cuda)") from None
+            log.warning("GPUs are visible but dask_cuda is missing: starting a CPU-style LocalCluster")
+            use_gpu = False
+    if use_gpu:
+        options = {k: v for k, v in gpu_options.items() if v is not None}
+        started = LocalCUDACluster(n_workers=n_workers, threads_per_worker=threads_per_worker or GPU_THREADS,
+                                   protocol=protocol or "tcp", dashboard_address=dashboard_address,
+                                   **options, **cluster_options)
+        kind = "LocalCUDACluster"
+    else:
+        ignored = sorted(k for k, v in gpu_options.items() if v is not None)
+        if ignored:
+            log.warning("no GPU cluster: ignoring %s", ", ".join(ignored))
+        options = {} if protocol is None else {"protocol": protocol}
+        started = LocalCluster(n_workers=n_workers, threads_per_worker=threads_per_worker, processes=processes,
+                               dashboard_address=dashboard_address, **options, **cluster_options)
+        kind = "LocalCluster"
+    try:
+        client = Client(started)
+        try:
+            workers = client.scheduler_info(n_workers=-1)["workers"]
+            _announce(client, f"started a {kind} with {len(workers)} workers", verbose, dashboard_address is not None)
+            yield client
+        finally:
+            client.close()
+    finally:
+        started.close()
+
+
+def _announce(client, what: str, verbose: bool, dashboard: bool) -> None:
+    if not dashboard:
+        link = "off"
+    elif importlib.util.find_spec("bokeh") is None:
+        link = "unavailable (install bokeh)"
+    else:
+        link = client.dashboard_link
+    message = f"hebatch: {what}; dashboard: {link}"
+    log.info(message)
+    if verbose:
+        print(message, file=sys.stderr)
