@@ -213,3 +213,25 @@ __global__ void pointwise_mul(const typename A::T* __restrict__ a, const typenam
         c[idx] = arith.reduce(arith.mul(a[ra * n + col], b[rb * n + col]));
     }
 }
+
+// y[i, j] = x[i, j] * root^E with E = ((row0 + row_step i) * (col0 + col_step j)) mod N, for a root
+// of power-of-two order N: root^E = high[E >> bits] * low[E & (2^bits - 1)] (the twiddle step of a
+// 4-step transform spread over several devices, on one block of its matrix). Offsets and steps
+// arrive reduced mod N; N divides 2^64, so wrapping 64-bit products keep E exact.
+template <class A>
+__global__ void twiddle_grid(const typename A::T* __restrict__ x, typename A::T* __restrict__ y, long long rows,
+                             long long cols, long long x_row_stride, long long x_col_stride, u64 row0, u64 row_step,
+                             u64 col0, u64 col_step, u64 mask, int bits, const typename A::Tw* __restrict__ high,
+                             const typename A::Tw* __restrict__ low, const ModConst* __restrict__ consts) {
+    const A arith(consts[0]);
+    const long long total = rows * cols;
+    for (long long idx = blockIdx.x * (long long)blockDim.x + threadIdx.x; idx < total;
+         idx += (long long)gridDim.x * blockDim.x) {
+        const long long i = idx / cols, j = idx - i * cols;
+        const u64 e = ((row0 + row_step * (u64)i) * (col0 + col_step * (u64)j)) & mask;
+        typename A::T v = x[i * x_row_stride + j * x_col_stride];
+        v = arith.mul_tw(v, high[e >> bits]);
+        v = arith.mul_tw(v, low[e & ((1ull << bits) - 1)]);
+        y[idx] = arith.reduce(v);
+    }
+}

@@ -102,6 +102,7 @@ class CupyBackend(Backend):
         import cupy
 
         self.xp = cupy
+        self._grid_tables: dict = {}
 
     def owns(self, x) -> bool:
         return isinstance(x, self.xp.ndarray)
@@ -217,6 +218,47 @@ class CupyBackend(Backend):
             return super().inverse_product(a, b, plan)
         return self._run(a, plan, inverse=True, in2=self.xp.ascontiguousarray(b))
 
+    def twiddle_grid_mul(self, x, modulus, root, row0, col0, row_step=1, col_step=1, *, out=None):
+        xp = self.xp
+        from ..field import modulus_info
+        from ..ntt.tables import power_lookup, with_companions
+
+        rows, cols = x.shape
+        result = xp.empty((rows, cols), dtype=np.uint64) if out is None else out
+        if rows == 0 or cols == 0:
+            return result
+        log_order = _power_of_two_order(root, modulus)
+        if log_order is None:  # not a root of unity of power-of-two order: exact, on the host
+            from .cpu import NumpyBackend
+
+            host = NumpyBackend().twiddle_grid_mul(x.get(), modulus, root, row0, col0, row_step, col_step)
+            result[...] = xp.asarray(host)
+            return result
+        key = ("twiddle-grid", xp.cuda.Device().id, modulus, root)
+        tables = self._grid_tables.get(key)
+        if tables is None:
+            high, low, bits = power_lookup(modulus, root, log_order)
+            info = modulus_info(modulus)
+            consts = np.zeros(1, dtype=MODCONST_DTYPE)
+            consts[0] = (modulus, 0 if modulus == GOLDILOCKS else info.barrett_mu, info.bits, 0)
+            tables = self._grid_tables[key] = (xp.asarray(with_companions(modulus, high, 64)),
+                                               xp.asarray(with_companions(modulus, low, 64)), bits,
+                                               xp.asarray(consts.view(np.uint8)))
+        high, low, bits, consts = tables
+        order = 1 << log_order
+        name = f"twiddle_grid<{arith_name([modulus], 64)}>"
+        kernel = load_module("ntt.cu", name_expressions=(name,)).get_function(name)
+        itemsize = x.dtype.itemsize
+        target = result if result.flags.c_contiguous else xp.empty((rows, cols), dtype=np.uint64)
+        blocks = max(1, min(1 << 20, -(-rows * cols // 256)))
+        kernel((blocks,), (256,), (x, target, np.int64(rows), np.int64(cols), np.int64(x.strides[0] // itemsize),
+                                   np.int64(x.strides[1] // itemsize), np.uint64(row0 % order),
+                                   np.uint64(row_step % order), np.uint64(col0 % order), np.uint64(col_step % order),
+                                   np.uint64(order - 1), np.int32(bits), high, low, consts))
+        if target is not result:
+            result[...] = target
+        return result
+
     def pointwise_mul(self, a, b, plan, *, out=None):
         xp = self.xp
         batch = max(a.shape[0], b.shape[0])
@@ -237,6 +279,16 @@ class CupyBackend(Backend):
             if part is not result:
                 result[:, sel, :] = part
         return result
+
+
+def _power_of_two_order(root: int, q: int) -> int | None:
+    """log2 of the multiplicative order of root mod q if that order is a power of two (else None)."""
+    value = root % q
+    for k in range(64):
+        if value == 1:
+            return k
+        value = value * value % q
+    return None
 
 
 def _width(table) -> int:

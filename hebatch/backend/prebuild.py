@@ -24,6 +24,8 @@ _PASS_SIGNATURE = (
     "long long, long long, int, int, int, int, const {W}*, const {W}*, long long, long long, int, long long, "
     "int, int")
 _POINTWISE_SIGNATURE = "const {T}*, const {T}*, {T}*, long long, long long, int, long long, long long, const ModConst*"
+_GRID_SIGNATURE = ("const {T}*, {T}*, long long, long long, long long, long long, u64, u64, u64, u64, u64, int, "
+                   "const {W}*, const {W}*, const ModConst*")
 ARITHS = ("Mod64", "Goldilocks", "Mod32")
 
 
@@ -31,7 +33,7 @@ def kernel_names(max_log_n: int = 28, batch_rows: tuple[int, ...] = (1, 4096)) -
     """Every kernel name expression the recipes launch, for 60-bit, Goldilocks and 32-bit moduli."""
     from ..ntt.plan import make_plan
 
-    names = {f"pointwise_mul<{a}>" for a in ARITHS}
+    names = {f"pointwise_mul<{a}>" for a in ARITHS} | {f"twiddle_grid<{a}>" for a in ARITHS if a != "Mod32"}
     for q, word in ((ntt_primes(60, 2**20, 1)[0], 64), (GOLDILOCKS, 64), (BABYBEAR, 32)):
         for log_n in range(1, max_log_n + 1):
             n = 1 << log_n
@@ -52,13 +54,14 @@ def kernel_names(max_log_n: int = 28, batch_rows: tuple[int, ...] = (1, 4096)) -
 def _instantiation(name: str) -> str:
     arith = name[name.index("<") + 1:].split(",")[0].rstrip(">")
     word, tw = ("u32", "Tw32") if arith == "Mod32" else ("u64", "Tw64")
-    signature = _POINTWISE_SIGNATURE if name.startswith("pointwise_mul") else _PASS_SIGNATURE
+    signature = {"pointwise_mul": _POINTWISE_SIGNATURE, "twiddle_grid": _GRID_SIGNATURE}.get(
+        name.split("<")[0], _PASS_SIGNATURE)
     return f"template __global__ void {name}({signature.format(T=word, W=tw)});"
 
 
 def name_of_symbol(symbol: str) -> str | None:
     """The name expression of a mangled kernel symbol of ours (None for others)."""
-    m = re.match(r"_Z(\d+)(ntt_pass|pointwise_mul)I(\d+)", symbol)
+    m = re.match(r"_Z(\d+)(ntt_pass|pointwise_mul|twiddle_grid)I(\d+)", symbol)
     if not m:
         return None
     kernel, rest = m.group(2), symbol[m.end():]
