@@ -15,7 +15,10 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
 import cupy as cp  # noqa: E402
 
 import hebatch as hb  # noqa: E402
+from hebatch.backend import cuda  # noqa: E402
 from hebatch.ntt import recipes  # noqa: E402
+
+BASE_OPTIONS = cuda.COMPILE_OPTIONS
 from hebatch.ntt.plan import make_plan  # noqa: E402
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
@@ -31,6 +34,19 @@ DEFAULT = dict(radix=recipes.RADIX_LOG, multi_tile=recipes.TILE_LOG[8], lanes=re
                small_tile=recipes.SMALL_TILE_LOG)
 
 
+KERNEL_VARIANTS = {"default": (), "regs64": ("-DNTT_MAX_REGS=64",), "exact-shoup": ("-DNTT_EXACT_SHOUP=1",)}
+
+
+def use_kernel_variant(name):
+    """Compile the kernels at run time with the variant's -D options (the prebuilt cubin has none)."""
+    from hebatch.backend import cuda
+
+    os.environ.pop("HEBATCH_KERNEL_CUBIN", None)
+    cuda.COMPILE_OPTIONS = BASE_OPTIONS + KERNEL_VARIANTS[name]
+    cuda._MODULES.clear()
+    make_plan.cache_clear()
+
+
 def apply(setting):
     recipes.RADIX_LOG = setting["radix"]
     recipes.TILE_LOG[8] = setting["multi_tile"]
@@ -41,8 +57,27 @@ def apply(setting):
 
 
 def main():
-    cases = sys.argv[1:] or ["12x4096", "16x256", "20x1", "24x1"]
+    args = sys.argv[1:]
+    variants = False
+    if args and args[0] == "--kernel-variants":
+        variants, args = True, args[1:]
+    cases = args or ["12x4096", "16x256", "20x1", "24x1"]
     results = []
+    if variants:
+        for case in cases:
+            log_n, batch = (int(v) for v in case.split(":")[0].split("x"))
+            q, dtype = MODULI_BY_NAME[case.split(":")[1] if ":" in case else "q60"]
+            shape = (batch, 1 << log_n) if batch > 1 else (1 << log_n,)
+            inputs = random_inputs(cp, q, shape, dtype, 3)
+            for name in KERNEL_VARIANTS:
+                use_kernel_variant(name)
+                ms = time_calls(lambda a: hb.ntt(a, q, negacyclic=True, check=False), inputs, 15,
+                                back_to_back=STREAMED)
+                results.append(dict(case=case, kernel_variant=name, ms=ms))
+                print(f"{case:>14} kernel {name:>12} {ms:.4f} ms", flush=True)
+            del inputs
+        use_kernel_variant("default")
+        cases = []  # kernel variants only
     for case in cases:
         parts = case.split(":")
         log_n, batch = (int(v) for v in parts[0].split("x"))

@@ -42,8 +42,12 @@ struct Mod64 {
     // is at most 2 below it (and Shoup's at most 1 below floor(x w / q)), which saves a third of the
     // multiplier instructions for one more conditional subtraction in the butterfly.
     __device__ __forceinline__ T mul_tw(T x, const Tw& t) const {
+#ifdef NTT_EXACT_SHOUP  // a tuning knob: Shoup's exact quotient (result in [0, 2q))
+        const u64 qhat = __umul64hi(x, t.wq);
+#else
         const u32 x0 = (u32)x, x1 = (u32)(x >> 32), w0 = (u32)t.wq, w1 = (u32)(t.wq >> 32);
         const u64 qhat = (u64)x1 * w1 + __umulhi(x0, w1) + __umulhi(x1, w0);
+#endif
         return x * t.w - qhat * q;
     }
     // Cooley-Tukey butterfly on values in [0, 4q): (x, y) -> (x + w y, x - w y), outputs in [0, 4q).

@@ -130,7 +130,7 @@ def test_gpu_validation_and_devices():
 def test_gpu_extra_memory_at_most_one_copy():
     """Peak memory beyond input and output: one workspace copy (plus small tables)."""
     n = 2**26
-    q = Q60[0]
+    q = hb.ntt_primes(60, n, 1)[0]
     pool = cp.get_default_memory_pool()
     x = cp.asarray(random_residues(np.random.default_rng(), q, n))
     hb.ntt(x, q, check=False)  # tables and kernels built

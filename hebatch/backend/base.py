@@ -20,8 +20,8 @@ class Backend(abc.ABC):
     name: str
     xp = None  # the array module (numpy, cupy)
 
-    def choose_algorithm(self, n: int, rows: int, moduli: tuple[int, ...]) -> str:
-        """The algorithm for algorithm="auto": `rows` transforms of length n."""
+    def choose_algorithm(self, n: int, rows: int, moduli: tuple[int, ...], dtype=np.dtype(np.uint64)) -> str:
+        """The algorithm for algorithm="auto": `rows` transforms of length n computed in `dtype`."""
         return "radix2"
 
     def fourstep_split(self, n: int) -> tuple[int, int] | None:

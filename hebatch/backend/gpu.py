@@ -107,10 +107,10 @@ class CupyBackend(Backend):
     def owns(self, x) -> bool:
         return isinstance(x, self.xp.ndarray)
 
-    def choose_algorithm(self, n, rows, moduli):
+    def choose_algorithm(self, n, rows, moduli, dtype=np.dtype(np.uint64)):
         from ..ntt.recipes import choose_gpu_algorithm
 
-        return choose_gpu_algorithm(n.bit_length() - 1, rows, 8)
+        return choose_gpu_algorithm(n.bit_length() - 1, rows, np.dtype(dtype).itemsize)
 
     def check_same_device(self, a, b) -> None:
         if a.device.id != b.device.id:
@@ -146,14 +146,14 @@ class CupyBackend(Backend):
     # -- transforms --------------------------------------------------------------------------------
     def _run(self, x, plan, inverse: bool, out=None, in2=None):
         xp = self.xp
-        result = xp.empty_like(x) if out is None else out
+        result = xp.empty(x.shape, dtype=x.dtype) if out is None else out  # C order whatever x's strides
         groups = plan.limb_groups
         if len(groups) == 1:
             self._run_group(xp.ascontiguousarray(x), in2, result, plan, groups[0][0], inverse)
             return result
         for idx, _ in groups:  # limbs of different reduction kinds run as separate batches
             sel = list(idx)
-            part = xp.empty_like(x[:, sel, :])
+            part = xp.empty((x.shape[0], len(sel), x.shape[2]), dtype=x.dtype)
             self._run_group(xp.ascontiguousarray(x[:, sel, :]),
                             None if in2 is None else xp.ascontiguousarray(in2[:, sel, :]), part, plan, idx, inverse)
             result[:, sel, :] = part

@@ -11,11 +11,12 @@ from .plan import NTTPlan, make_plan
 from .validate import TransformArgs, _check_flag, check_entries, check_transform_args
 
 
-def plan_for(args: TransformArgs, backend: Backend, batch: int = 1) -> NTTPlan:
-    """The cached plan for validated arguments, resolving algorithm="auto" for this backend."""
+def plan_for(args: TransformArgs, backend: Backend, batch: int = 1, dtype=np.uint64) -> NTTPlan:
+    """The cached plan for validated arguments, resolving algorithm="auto" for this backend and the
+    dtype it computes in."""
     algorithm = args.algorithm
     if algorithm == "auto":
-        algorithm = backend.choose_algorithm(args.n, batch * args.limbs, args.moduli)
+        algorithm = backend.choose_algorithm(args.n, batch * args.limbs, args.moduli, np.dtype(dtype))
     split = backend.fourstep_split(args.n) if algorithm == "4step" else None
     return make_plan(args.n, args.moduli, args.roots, args.negacyclic, algorithm, split)
 
@@ -79,8 +80,8 @@ def ntt(x, modulus, *, negacyclic=False, inverse=False, algorithm="auto", root=N
         raise ValueError("inplace=True needs a writeable x")
     with _on_stream(stream, backend):
         x3 = _as_batch(x, args, backend)
-        plan = plan_for(args, backend, x3.shape[0])
-        out = x3 if inplace and backend.shares_memory(x3, x) else None
+        plan = plan_for(args, backend, x3.shape[0], x3.dtype)
+        out = x3 if inplace and x3.flags.c_contiguous and backend.shares_memory(x3, x) else None
         run = backend.inverse if inverse else backend.forward
         y3 = run(x3, plan, out=out)
     if inplace:
@@ -124,7 +125,7 @@ def polymul(a, b, modulus, *, negacyclic=True, algorithm="auto", check=True, str
 
     with _on_stream(stream, backend):
         a3 = _as_batch(a, args, backend)
-        plan = plan_for(args, backend, max(a3.shape[0], math.prod(lead)))
+        plan = plan_for(args, backend, max(a3.shape[0], math.prod(lead)), a3.dtype)
         tail = (args.limbs, args.n) if args.rns else (args.n,)
 
         def spectrum(x, x3):

@@ -81,7 +81,14 @@ def gpu_passes(algorithm: str, log_n: int, word_bytes: int, digits: tuple[int, .
     return tuple(passes)
 
 
-# algorithm="auto": the GPU backend's choice per (log n, transforms in the batch). Both algorithms
-# are exact; the choice is only about speed (see benchmarks/results for the measurements).
+# algorithm="auto": the GPU backend's choice per (log n, word size). Both algorithms are exact; the
+# choice is speed only. Measured on an NVIDIA H100 80GB HBM3 on 2026-11-22 (benchmarks/results/
+# ntt-H100-80GB-HBM3-2026-11-22.json): for 64-bit words, multi-pass merge transforms (2^15..2^24)
+# beat 4-step by 3-18% (no twiddle multiplication between passes); for 32-bit words 4-step is as
+# fast or faster (by up to 15% at 2^16 x 256); one-pass sizes are the same kernel either way. Above
+# 2^24 the merge tables (n entries per limb) are not worth building on the host: 4-step.
+MERGE_LOG_N_RANGE = {8: range(15, 25), 4: range(0)}
+
+
 def choose_gpu_algorithm(log_n: int, rows: int, word_bytes: int) -> str:
-    return "4step"
+    return "radix2" if log_n in MERGE_LOG_N_RANGE[word_bytes] else "4step"
