@@ -11,6 +11,8 @@ transforms layer and the backends, so tasks never carry them.
 from __future__ import annotations
 
 import sys
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 
 import numpy as np
@@ -20,6 +22,40 @@ from ..backend import gpu_available
 DEVICES = ("auto", "cpu", "gpu")
 STAGE_BYTES = 64 << 20  # host<->device copies per slice: large enough for full-speed DMA
 _CONTEXT_TYPES = (ValueError, TypeError, RuntimeError, NotImplementedError, ArithmeticError)
+
+
+_THREAD = threading.local()
+COPY_THREADS = 8  # host copies into and out of pinned buffers run on several cores (NumPy drops the GIL)
+
+
+@lru_cache(maxsize=1)
+def _copy_pool() -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(COPY_THREADS, thread_name_prefix="hebatch-copy")
+
+
+def parallel_copy(dst: np.ndarray, src: np.ndarray) -> None:
+    """dst[...] = src, split along axis 0 over a few threads: one core copies far slower than PCIe moves."""
+    rows = dst.shape[0]
+    if dst.nbytes < (8 << 20) or rows < 2:
+        dst[...] = src
+        return
+    parts = min(COPY_THREADS, rows)
+    bounds = [rows * i // parts for i in range(parts + 1)]
+    list(_copy_pool().map(lambda i: dst.__setitem__(slice(bounds[i], bounds[i + 1]), src[bounds[i]:bounds[i + 1]]),
+                          range(parts)))
+
+
+def task_stream():
+    """This worker thread's non-blocking CUDA stream (made once per thread, not per task)."""
+    import cupy
+
+    device = cupy.cuda.Device().id
+    streams = getattr(_THREAD, "streams", None)
+    if streams is None:
+        streams = _THREAD.streams = {}
+    if device not in streams:
+        streams[device] = cupy.cuda.Stream(non_blocking=True)
+    return streams[device]
 
 
 def check_device(device) -> str:
@@ -71,9 +107,7 @@ def on_worker(fn, *operands, device: str = "auto", keep_on_device: bool = False)
             if device == "gpu":
                 raise RuntimeError("device='gpu' but this worker sees no CUDA GPU with CuPy")
             return fn(*operands)
-    import cupy
-
-    stream = cupy.cuda.Stream(non_blocking=True)
+    stream = task_stream()
     try:
         if on_device or keep_on_device:
             with stream:
@@ -90,7 +124,7 @@ def _upload(x, stream, keep):
     import cupyx
 
     pinned = cupyx.empty_pinned(x.shape, x.dtype)
-    pinned[...] = x
+    parallel_copy(pinned, x)
     keep.append(pinned)
     d = cupy.empty(x.shape, x.dtype)
     d.set(pinned, stream=stream)
@@ -121,7 +155,7 @@ class _Slot:
         if self.pending is not None:
             event, host, start, stop = self.pending
             event.synchronize()
-            out[start:stop] = host
+            parallel_copy(out[start:stop], host)
             self.pending = None
 
 
@@ -149,7 +183,7 @@ def _staged(fn, operands, stream):
                     device_ops.append(fixed[k])
                     continue
                 host = slot.buffer(k, (step,) + op.shape[1:], op.dtype)[:stop - start]
-                host[...] = op[start:stop]  # CPU staging overlaps the GPU work of the other slot
+                parallel_copy(host, op[start:stop])  # CPU staging overlaps the GPU work of the other slot
                 d = cupy.empty(host.shape, host.dtype)
                 d.set(host, stream=stream)
                 device_ops.append(d)
