@@ -67,7 +67,7 @@ def _model():
 
     cupy = types.ModuleType("cupy")
     cupy.ndarray, cupy.empty, cupy.asnumpy = _DeviceArray, empty, asnumpy
-    cupy.cuda = types.SimpleNamespace(Stream=Stream)
+    cupy.cuda = types.SimpleNamespace(Stream=Stream, Device=lambda: types.SimpleNamespace(id=0))
     cupyx = types.ModuleType("cupyx")
     cupyx.empty_pinned = lambda shape, dtype: np.empty(shape, dtype)
     return cupy, cupyx
