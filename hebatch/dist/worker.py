@@ -53,9 +53,10 @@ def task_stream():
     streams = getattr(_THREAD, "streams", None)
     if streams is None:
         streams = _THREAD.streams = {}
-    if device not in streams:
-        streams[device] = cupy.cuda.Stream(non_blocking=True)
-    return streams[device]
+    stream = streams.get(device)
+    if not isinstance(stream, cupy.cuda.Stream):  # (a CuPy module reloaded since, in tests)
+        stream = streams[device] = cupy.cuda.Stream(non_blocking=True)
+    return stream
 
 
 def check_device(device) -> str:
