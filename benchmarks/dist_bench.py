@@ -59,6 +59,9 @@ def parse_args(argv=None):
     p.add_argument("--device-gib", type=float, default=None, help="input size of overhead and scaling")
     p.add_argument("--large-log-n", type=int, nargs="+", default=None, help="sizes of the large case")
     p.add_argument("--max-gpus", type=int, default=4, help="use at most this many GPUs")
+    p.add_argument("--protocol", choices=["tcp", "ucx", "ucxx"], default=None,
+                   help="worker communication (ucx/ucxx need the UCX packages)")
+    p.add_argument("--nvlink", action="store_true", help="UCX over NVLink between the GPUs (with --protocol ucx[x])")
     p.add_argument("--repeats", type=int, default=None, help="timed runs per measurement (median reported)")
     p.add_argument("--out-dir", type=pathlib.Path, default=ROOT / "benchmarks" / "results")
     args = p.parse_args(argv)
@@ -213,8 +216,11 @@ def time_cuda(fn, repeats):
     return _median(times), times
 
 
+PROTOCOL = {"protocol": None, "enable_nvlink": False}  # set from the command line
+
+
 def gpu_cluster(k):
-    return dist.cluster(device="gpu", CUDA_VISIBLE_DEVICES=list(range(k)), verbose=False)
+    return dist.cluster(device="gpu", CUDA_VISIBLE_DEVICES=list(range(k)), verbose=False, **PROTOCOL)
 
 
 # -- cases ---------------------------------------------------------------------------------------
@@ -529,6 +535,7 @@ def write_json(record, out_dir: pathlib.Path) -> list[pathlib.Path]:
 
 def main(argv=None) -> int:
     args = parse_args(argv)
+    PROTOCOL.update(protocol=args.protocol, enable_nvlink=args.nvlink)
     gpus = 0 if args.cpu else _gpu_count()
     record = {
         "benchmark": "dist",
