@@ -523,7 +523,8 @@ def print_table(record):
 
 
 def write_json(record, out_dir: pathlib.Path) -> list[pathlib.Path]:
-    name = f"dist-{_slug(record['device'])}-{record['date']}.json"
+    cases = "-".join(c["case"] for c in record["cases"])
+    name = f"dist-{_slug(record['device'])}-x{record['gpus']}-{cases}-{record['date']}.json"
     targets = [pathlib.Path(out_dir) / name]
     if os.environ.get("OUT"):
         targets.append(pathlib.Path(os.environ["OUT"]) / name)
