@@ -159,6 +159,15 @@ def test_entry_error_in_a_worker_reaches_caller_with_cause(client):
         y.compute()  # plain Dask compute reports it too
 
 
+def test_check_false_skips_the_entry_check_in_tasks(client):
+    x = residues(Q[0], (8, 64))
+    assert (dist.ntt(dist.from_numpy(x, chunks=4), Q[0], check=False).compute() == hb.ntt(x, Q[0])).all()
+    x[3, 7] = Q[0]
+    dist.ntt(dist.from_numpy(x, chunks=4), Q[0], check=False).compute()  # the caller vouched for x
+    with pytest.raises(TypeError, match="check"):
+        dist.ntt(dist.from_numpy(x, chunks=4), Q[0], check="no")
+
+
 def test_rerun_after_a_failed_job_recomputes(client, tmp_path):
     """The keys of a failed job are released when the error is raised, so the same job runs again."""
     x = residues(Q[0], (20, 64))

@@ -29,10 +29,11 @@ class _Transform:
     negacyclic: bool
     inverse: bool
     algorithm: str
+    check: bool
 
     def __call__(self, x):
         return array_ntt(x, self.modulus, negacyclic=self.negacyclic, inverse=self.inverse,
-                         algorithm=self.algorithm, root=self.root)
+                         algorithm=self.algorithm, root=self.root, check=self.check)
 
 
 @dataclass(frozen=True)
@@ -40,9 +41,11 @@ class _Polymul:
     modulus: int | tuple[int, ...]
     negacyclic: bool
     algorithm: str
+    check: bool
 
     def __call__(self, a, b):
-        return array_polymul(a, b, self.modulus, negacyclic=self.negacyclic, algorithm=self.algorithm)
+        return array_polymul(a, b, self.modulus, negacyclic=self.negacyclic, algorithm=self.algorithm,
+                             check=self.check)
 
 
 def _transform_task(block, op, device, label, block_info=None):
@@ -69,39 +72,44 @@ def _whole_transform_axes(x: da.Array, args: TransformArgs, name: str) -> da.Arr
     return x.rechunk({a: -1 for a in axes})
 
 
-def ntt(x, modulus, *, negacyclic=False, inverse=False, algorithm="auto", root=None, device="auto") -> da.Array:
+def ntt(x, modulus, *, negacyclic=False, inverse=False, algorithm="auto", root=None, device="auto",
+        check=True) -> da.Array:
     """Lazy hb.ntt of every chunk of a batch: a Dask array of the same shape, chunks, dtype and type.
 
     x: Dask array (NumPy or CuPy chunks) or a NumPy/CuPy array (wrapped by `from_numpy`), shape
     (..., n) or (..., limbs, n) with the batch along the leading axes; the transform axes are put
     into single chunks if they are split. modulus, negacyclic, inverse, algorithm, root: as hb.ntt,
     checked here with hb.ntt's messages; entries >= modulus are found inside the tasks and raise
-    there. device: where NumPy chunks are transformed: "auto" (the worker's GPU if it has one),
-    "gpu" or "cpu"; CuPy chunks stay on their GPU. Tasks are named like ntt_negacyclic_2^16.
+    there (check=False skips that pass over each chunk, for data known to be reduced). device: where
+    NumPy chunks are transformed: "auto" (the worker's GPU if it has one), "gpu" or "cpu"; CuPy
+    chunks stay on their GPU. Tasks are named like ntt_negacyclic_2^16.
     """
     inverse = _check_flag(inverse, "inverse")
+    check = _check_flag(check, "check")
     device = check_device(device)
     chunk_backend(x, "x")
     args = check_transform_args(x.shape, x.dtype, modulus, negacyclic=negacyclic, algorithm=algorithm, root=root)
     x = _whole_transform_axes(as_batch(x), args, "x")
     op = _Transform(_per_limb(args.moduli, args), _per_limb(args.roots, args), args.negacyclic, inverse,
-                    args.algorithm)
+                    args.algorithm, check)
     label = task_label("intt" if inverse else "ntt", args.negacyclic, args.n)
     return x.map_blocks(_transform_task, op=op, device=device, label=label, dtype=x.dtype, meta=x._meta, token=label)
 
 
-def intt(y, modulus, *, negacyclic=False, algorithm="auto", root=None, device="auto") -> da.Array:
+def intt(y, modulus, *, negacyclic=False, algorithm="auto", root=None, device="auto", check=True) -> da.Array:
     """Lazy exact inverse of `ntt` (scaled by n^-1): intt(ntt(x)) == x."""
-    return ntt(y, modulus, negacyclic=negacyclic, inverse=True, algorithm=algorithm, root=root, device=device)
+    return ntt(y, modulus, negacyclic=negacyclic, inverse=True, algorithm=algorithm, root=root, device=device,
+               check=check)
 
 
-def polymul(a, b, modulus, *, negacyclic=True, algorithm="auto", device="auto") -> da.Array:
+def polymul(a, b, modulus, *, negacyclic=True, algorithm="auto", device="auto", check=True) -> da.Array:
     """Lazy hb.polymul of two batches whose batch axes broadcast (b may be one polynomial for all).
 
     a, b: Dask, NumPy or CuPy arrays as for `ntt`, one dtype and one array type. The result is
     chunked like a (b's chunks are aligned to a's by Dask).
     """
     negacyclic = _check_flag(negacyclic, "negacyclic")
+    check = _check_flag(check, "check")
     device = check_device(device)
     backend_a, backend_b = chunk_backend(a, "a"), chunk_backend(b, "b")
     if backend_a is not backend_b:
@@ -117,7 +125,7 @@ def polymul(a, b, modulus, *, negacyclic=True, algorithm="auto", device="auto") 
                if a.shape[axis] == b.shape[axis] and a.chunks[axis] != b.chunks[axis]}
     if aligned:  # b chunked like a along the batch axes they share (Dask's block_info needs it)
         b = b.rechunk(aligned)
-    op = _Polymul(_per_limb(args.moduli, args), args.negacyclic, args.algorithm)
+    op = _Polymul(_per_limb(args.moduli, args), args.negacyclic, args.algorithm, check)
     label = task_label("polymul", args.negacyclic, args.n)
     return da.map_blocks(_polymul_task, a, b, op=op, device=device, label=label, dtype=a.dtype, meta=a._meta,
                          token=label)
