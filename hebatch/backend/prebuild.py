@@ -127,6 +127,7 @@ def main(argv=None):
     parser.add_argument("--max-log-n", type=int, default=28)
     parser.add_argument("--report", action="store_true", help="print registers and spills of every kernel")
     args = parser.parse_args(argv)
+    pathlib.Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     index = build(args.out, args.arch, args.max_log_n, args.report)
     print(f"{args.out}: {len(index)} kernels for {args.arch}")
 
