@@ -420,17 +420,29 @@ def test_local_cluster_without_gpu_fails_with_a_reason(tmp_path):
     assert result.returncode == 1 and "no GPU" in result.stderr
 
 
+def _running(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return state != "Z"
+
+
 def test_local_stop_script_stops_what_start_recorded(tmp_path):
-    """stop-local-gpu-cluster.sh ends the processes named in the pid files (here a stand-in sleep)."""
+    """stop-local-gpu-cluster.sh ends the processes named in the pid files (here stand-in sleeps)."""
     run = tmp_path / "run"
     run.mkdir()
-    sleeper = subprocess.Popen(["sleep", "60"])
-    (run / "worker-0.pid").write_text(str(sleeper.pid))
+    # Not children of this process (as with the start script's nohup'ed processes), so they are reaped.
+    pids = [int(subprocess.run(["bash", "-c", "sleep 60 > /dev/null 2>&1 & echo $!"], capture_output=True,
+                               text=True, check=True).stdout) for _ in range(2)]
+    (run / "worker-0.pid").write_text(str(pids[0]))
+    (run / "scheduler.pid").write_text(str(pids[1]))
     result = subprocess.run(["bash", str(DEPLOY / "local" / "stop-local-gpu-cluster.sh")],
-                            env={**os.environ, "HEBATCH_RUN_DIR": str(run)}, capture_output=True, text=True)
+                            env={**os.environ, "HEBATCH_RUN_DIR": str(run)}, capture_output=True, text=True,
+                            timeout=30)
     assert result.returncode == 0, result.stderr
-    assert sleeper.wait(timeout=10) is not None
-    assert not (run / "worker-0.pid").exists()
+    assert not any(_running(pid) for pid in pids)
+    assert not list(run.glob("*.pid"))
 
 
 # --- Docker ----------------------------------------------------------------------------------------

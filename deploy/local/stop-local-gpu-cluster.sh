@@ -8,13 +8,18 @@ if [ ! -d "$RUN_DIR" ]; then
     echo "stop-local-gpu-cluster.sh: no cluster directory $RUN_DIR" >&2; exit 1
 fi
 
+# Alive: it exists and is not a zombie waiting for its parent to collect it.
+alive() {
+    kill -0 "$1" 2>/dev/null && [[ "$(ps -o stat= -p "$1" 2>/dev/null)" != Z* ]]
+}
+
 stop() {
     local pidfile="$1" pid
     pid="$(cat "$pidfile")"
-    if kill -0 "$pid" 2>/dev/null; then
+    if alive "$pid"; then
         kill -TERM "$pid"
-        for _ in $(seq 1 20); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
-        if kill -0 "$pid" 2>/dev/null; then kill -KILL "$pid"; fi
+        for _ in $(seq 1 40); do alive "$pid" || break; sleep 0.25; done
+        if alive "$pid"; then kill -KILL "$pid"; fi
         echo "stopped $(basename "$pidfile" .pid) (pid $pid)"
     fi
     rm -f "$pidfile"
