@@ -59,6 +59,9 @@ def _check(values: dict) -> None:
     for key in ("job_name", "memory_per_gpu"):
         if not re.fullmatch(r"[A-Za-z0-9_.+-]+", str(values[key])):
             raise ValueError(f"{key} must be letters, digits and _.+- only, got {values[key]!r}")
+    # An #SBATCH line is not read by the shell, so its path cannot be quoted.
+    if not re.fullmatch(r"[^\s'\"$`\\]+", str(values["log_dir"])):
+        raise ValueError(f"log_dir must be a path without spaces, quotes or $, got {values['log_dir']!r}")
 
 
 def _modulus_options(modulus) -> str:
@@ -69,8 +72,8 @@ def _modulus_options(modulus) -> str:
     return " ".join(f"--modulus {q}" for q in moduli)  # one option per RNS limb
 
 
-def render(**values) -> str:
-    """The job script for these values (see DEFAULTS and REQUIRED); ValueError names a bad one."""
+def template_fields(**values) -> dict:
+    """The template's fields for these values (see DEFAULTS and REQUIRED), quoted for the shell."""
     values = {**DEFAULTS, **values}
     _check(values)
     directives = [f"#SBATCH --partition={values['partition']}"] if values["partition"] else []
@@ -80,10 +83,10 @@ def render(**values) -> str:
             raise ValueError(f"extra_directives must be sbatch options like '--mail-type=END', got {d!r}")
         directives.append(f"#SBATCH {d}")
     options = "".join(f"--{flag} " for flag in ("negacyclic", "inverse") if values[flag])
-    fields = {
+    return {
         **{k: values[k] for k in _POSITIVE},
         **{k: values[k] for k in ("job_name", "memory_per_gpu", "walltime")},
-        "log_dir": shlex.quote(str(values["log_dir"])),
+        "log_dir": str(values["log_dir"]),
         "run_dir": shlex.quote(str(values["run_dir"])),
         "venv": shlex.quote(str(values["venv"])),
         "input": shlex.quote(str(values["input"])),
@@ -92,6 +95,11 @@ def render(**values) -> str:
         "ntt_options": options,
         "extra_directives": "\n".join(directives),
     }
+
+
+def render(**values) -> str:
+    """The job script for these values (see DEFAULTS and REQUIRED); ValueError names a bad one."""
+    fields = template_fields(**values)
     # substitute (not safe_substitute): a placeholder without a value is an error, never left in the script.
     return Template(TEMPLATE.read_text()).substitute(fields)
 
