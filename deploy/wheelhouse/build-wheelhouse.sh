@@ -2,7 +2,7 @@
 # Build an offline wheelhouse for GPU nodes without internet: the hebatch wheel (built here from
 # this checkout) plus every wheel its runtime and `gpu` extra need, for a target platform and Python.
 #
-#   deploy/wheelhouse/build-wheelhouse.sh OUTDIR [--ucx] [--python-version 3.12]
+#   deploy/wheelhouse/build-wheelhouse.sh OUTDIR [--ucx] [--python-version 3.12] [--arch x86_64|aarch64]
 #       [--platform TAG]... [--extra-package SPEC]... [--dry-run]
 #   deploy/wheelhouse/build-wheelhouse.sh --list [--ucx]     # print the requirements, download nothing
 #
@@ -23,6 +23,7 @@ UCX=0
 LIST=0
 DRY_RUN=0
 PY_VERSION="3.12"
+ARCH="x86_64"
 PLATFORMS=()
 EXTRA_PACKAGES=()
 while [ $# -gt 0 ]; do
@@ -31,6 +32,7 @@ while [ $# -gt 0 ]; do
         --list) LIST=1 ;;
         --dry-run) DRY_RUN=1 ;;
         --python-version) PY_VERSION="${2:?--python-version needs a value like 3.12}"; shift ;;
+        --arch) ARCH="${2:?--arch needs x86_64 or aarch64}"; shift ;;
         --platform) PLATFORMS+=("${2:?--platform needs a wheel platform tag}"); shift ;;
         --extra-package) EXTRA_PACKAGES+=("${2:?--extra-package needs a requirement}"); shift ;;
         -h|--help) usage; exit 0 ;;
@@ -41,6 +43,9 @@ while [ $# -gt 0 ]; do
     esac
     shift
 done
+if [ "$ARCH" != x86_64 ] && [ "$ARCH" != aarch64 ]; then
+    echo "build-wheelhouse.sh: --arch must be x86_64 or aarch64, got '$ARCH'" >&2; exit 2
+fi
 if ! [[ "$PY_VERSION" =~ ^3\.[0-9]+$ ]]; then
     echo "build-wheelhouse.sh: --python-version must look like 3.12, got '$PY_VERSION'" >&2; exit 2
 fi
@@ -60,8 +65,10 @@ if [ -z "$OUTDIR" ]; then
     echo "build-wheelhouse.sh: OUTDIR is required (or --list)" >&2; usage >&2; exit 2
 fi
 if [ ${#PLATFORMS[@]} -eq 0 ]; then
-    # x86_64 GPU nodes; older manylinux tags are listed too since many wheels carry only those.
-    PLATFORMS=(manylinux_2_28_x86_64 manylinux_2_17_x86_64 manylinux2014_x86_64)
+    # Nodes with glibc >= 2.35 (Ubuntu 22.04, RHEL 9 and later). pip takes a manylinux tag only as
+    # written, not the older ones it implies, so every tag a wheel might carry is listed.
+    for glibc in 17 24 27 28 31 34 35; do PLATFORMS+=("manylinux_2_${glibc}_$ARCH"); done
+    PLATFORMS+=("manylinux2014_$ARCH")
 fi
 PLATFORM_ARGS=()
 for p in "${PLATFORMS[@]}"; do PLATFORM_ARGS+=(--platform "$p"); done
