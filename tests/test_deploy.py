@@ -339,6 +339,13 @@ def test_wheelhouse_list_is_exactly_runtime_plus_gpu_dependencies():
     assert ucx.stdout.splitlines() == expected + ["distributed-ucxx-cu13"]
 
 
+def test_gpu_extra_brings_the_cuda_13_bindings_dask_cuda_imports():
+    """dask-cuda imports cuda.core, which needs cuda-bindings: only dask-cuda's cu13 extra installs it."""
+    gpu = _pyproject()["optional-dependencies"]["gpu"]
+    assert any(re.match(r"dask-cuda\[cu13\]", req) for req in gpu), gpu
+    assert any(req.startswith("cupy-cuda13x") for req in gpu), gpu
+
+
 def test_wheelhouse_requirements_follow_pyproject(tmp_path):
     req = _load("hebatch_deploy_requirements", DEPLOY / "wheelhouse" / "requirements.py")
     rng = np.random.default_rng()

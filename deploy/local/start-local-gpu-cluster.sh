@@ -80,6 +80,15 @@ for i in "${!GPUS[@]}"; do
         --resources GPU=1 --dashboard-address ":0" ${WORKER_ARGS[@]+"${WORKER_ARGS[@]}"}
 done
 
+if [ "$DRY_RUN" = 0 ]; then
+    sleep 3  # a worker that cannot start (no driver, no CuPy, a busy GPU) exits within seconds
+    for i in "${!GPUS[@]}"; do
+        if ! kill -0 "$(cat "$RUN_DIR/worker-$i.pid")" 2>/dev/null; then
+            echo "start-local-gpu-cluster.sh: worker-$i exited; see $RUN_DIR/worker-$i.log" >&2
+        fi
+    done
+fi
+
 ADDRESS="tcp://$HOST:$PORT"
 echo "scheduler: $ADDRESS with ${#GPUS[@]} GPU workers; logs and pid files in $RUN_DIR"
 echo "dashboard: http://$HOST:$DASHBOARD_PORT/status"
