@@ -484,3 +484,16 @@ def test_dockerignore_keeps_what_the_image_is_built_from():
     assert copied <= kept, f"the Dockerfile copies {copied - kept}, which .dockerignore leaves out"
     # what the wheel build needs (pyproject's readme and the force-included kernels)
     assert {"pyproject.toml", "README.md", "hebatch", "kernels"} <= kept
+
+
+def test_pods_writing_the_volume_use_the_image_users_group():
+    uid = re.search(r"useradd [^\n]*--uid (\d+)", (DEPLOY / "docker" / "Dockerfile").read_text())
+    assert uid, "the Dockerfile must create its user with a fixed uid"
+    for name, doc in _documents():
+        if not doc["kind"].startswith("Dask"):
+            continue
+        spec = doc["spec"]
+        cluster = spec["cluster"]["spec"] if doc["kind"] == "DaskJob" else spec
+        pods = [cluster["worker"]["spec"]] + ([spec["job"]["spec"]] if doc["kind"] == "DaskJob" else [])
+        for pod in pods:
+            assert pod["securityContext"]["fsGroup"] == int(uid.group(1)), name
