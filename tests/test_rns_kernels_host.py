@@ -1,0 +1,89 @@
+"""kernels/rns.cu and CupyRnsOps's launch code, run on the CPU: the kernel source is built with the
+system C++ compiler (tests/host_kernels.py) and CupyRnsOps drives it with NumPy arrays. Every result
+is checked against exact Python-int oracles, so a wrong kernel or launch argument fails here,
+without a GPU."""
+
+import numpy as np
+import pytest
+
+from . import host_kernels, rns_checks
+
+pytestmark = pytest.mark.skipif(host_kernels.compiler() is None, reason="needs a C++ compiler (g++ or clang++)")
+
+
+@pytest.fixture(scope="module")
+def ops():
+    from hebatch.backend.gpu_rns import CupyRnsOps
+
+    module = host_kernels.HostModule()
+    return CupyRnsOps(xp=np, loader=lambda: module)
+
+
+def to_host(x):
+    return np.asarray(x)
+
+
+@pytest.mark.parametrize("counter_key, answer", rns_checks.PHILOX_ANSWERS)
+def test_philox_known_answers(counter_key, answer):
+    out = np.zeros(4, dtype=np.uint32)
+    fn = host_kernels.HostModule().get_function("rns_philox_block")
+    fn((1,), (1,), (out,) + tuple(np.uint32(v) for v in counter_key))
+    assert tuple(int(v) for v in out) == answer
+
+
+@pytest.mark.parametrize("lead, limbs, n", [((), 1, 64), ((3,), 3, 128), ((2, 2), 5, 32)])
+def test_elementwise(ops, lead, limbs, n):
+    rng = np.random.default_rng()
+    rns_checks.check_elementwise(ops, rng, lead, n, rns_checks.moduli_for(n, limbs), to_host)
+
+
+@pytest.mark.parametrize("lead, limbs, n", [((), 1, 64), ((3,), 4, 128)])
+def test_lifts(ops, lead, limbs, n):
+    rns_checks.check_lifts(ops, np.random.default_rng(), lead, n, rns_checks.moduli_for(n, limbs), to_host)
+
+
+@pytest.mark.parametrize("src_limbs, dst_limbs", [(1, 2), (3, 4), (8, 9), (20, 3)])
+def test_base_convert(ops, src_limbs, dst_limbs):
+    n = 64
+    both = rns_checks.moduli_for(n, src_limbs + dst_limbs)
+    src, dst = both[:src_limbs], both[src_limbs:]
+    rns_checks.check_base_convert(ops, np.random.default_rng(), (2,), n, src, dst, to_host)
+
+
+def test_base_convert_sums_beyond_128_bits(ops):
+    # 64 sources of 62 bits: the exact sums overflow 128 bits, so the carry word is exercised
+    n = 64
+    both = rns_checks.moduli_for(n, 66, bits=(62,))
+    rns_checks.check_base_convert(ops, np.random.default_rng(), (2,), n, both[:64], both[64:], to_host)
+
+
+def test_inner_product(ops):
+    n = 64
+    rng = np.random.default_rng()
+    rns_checks.check_inner_product(ops, rng, (2,), 3, n, rns_checks.moduli_for(n, 3), to_host)
+    # 20 digits of 62-bit values near q: the sums overflow 128 bits
+    rns_checks.check_inner_product(ops, rng, (), 20, n, rns_checks.moduli_for(n, 2, bits=(62,)), to_host, parts=4)
+
+
+@pytest.mark.parametrize("n", [4, 64, 256])
+def test_automorphism(ops, n):
+    rns_checks.check_automorphism(ops, np.random.default_rng(), (2,), n, rns_checks.moduli_for(n, 3), to_host)
+
+
+def test_random(ops):
+    rns_checks.check_random(ops, to_host, n=1024)
+
+
+def test_bad_arguments(ops):
+    q = rns_checks.moduli_for(16, 2)
+    a = np.zeros((2, 16), dtype=np.uint64)
+    with pytest.raises(TypeError, match="dtype"):
+        ops.add(a.astype(np.int64), a, q)
+    with pytest.raises(ValueError, match="limb"):
+        ops.neg(np.zeros((3, 16), dtype=np.uint64), q)
+    with pytest.raises(ValueError, match="prime"):
+        ops.add(a, a, (q[0], 15))
+    with pytest.raises(ValueError, match="galois_elt"):
+        ops.automorphism(a, 4, q, ntt_form=False)
+    with pytest.raises(ValueError, match="src"):
+        ops.base_convert(a, q[:1], q)
