@@ -19,6 +19,13 @@ def ops():
     return CupyRnsOps(xp=np, loader=lambda: module)
 
 
+@pytest.fixture(scope="module")
+def cpu():
+    from hebatch.backend.rns import rns_ops
+
+    return rns_ops("cpu")
+
+
 def to_host(x):
     return np.asarray(x)
 
@@ -32,22 +39,23 @@ def test_philox_known_answers(counter_key, answer):
 
 
 @pytest.mark.parametrize("lead, limbs, n", [((), 1, 64), ((3,), 3, 128), ((2, 2), 5, 32)])
-def test_elementwise(ops, lead, limbs, n):
+def test_elementwise(ops, cpu, lead, limbs, n):
     rng = np.random.default_rng()
-    rns_checks.check_elementwise(ops, rng, lead, n, rns_checks.moduli_for(n, limbs), to_host)
+    rns_checks.check_elementwise(ops, rng, lead, n, rns_checks.moduli_for(n, limbs), to_host, reference=cpu)
 
 
 @pytest.mark.parametrize("lead, limbs, n", [((), 1, 64), ((3,), 4, 128)])
-def test_lifts(ops, lead, limbs, n):
-    rns_checks.check_lifts(ops, np.random.default_rng(), lead, n, rns_checks.moduli_for(n, limbs), to_host)
+def test_lifts(ops, cpu, lead, limbs, n):
+    rns_checks.check_lifts(ops, np.random.default_rng(), lead, n, rns_checks.moduli_for(n, limbs), to_host,
+                           reference=cpu)
 
 
 @pytest.mark.parametrize("src_limbs, dst_limbs", [(1, 2), (3, 4), (8, 9), (20, 3)])
-def test_base_convert(ops, src_limbs, dst_limbs):
+def test_base_convert(ops, cpu, src_limbs, dst_limbs):
     n = 64
     both = rns_checks.moduli_for(n, src_limbs + dst_limbs)
     src, dst = both[:src_limbs], both[src_limbs:]
-    rns_checks.check_base_convert(ops, np.random.default_rng(), (2,), n, src, dst, to_host)
+    rns_checks.check_base_convert(ops, np.random.default_rng(), (2,), n, src, dst, to_host, reference=cpu)
 
 
 def test_base_convert_sums_beyond_128_bits(ops):
@@ -66,8 +74,9 @@ def test_inner_product(ops):
 
 
 @pytest.mark.parametrize("n", [4, 64, 256])
-def test_automorphism(ops, n):
-    rns_checks.check_automorphism(ops, np.random.default_rng(), (2,), n, rns_checks.moduli_for(n, 3), to_host)
+def test_automorphism(ops, cpu, n):
+    rns_checks.check_automorphism(ops, np.random.default_rng(), (2,), n, rns_checks.moduli_for(n, 3), to_host,
+                                  reference=cpu)
 
 
 def test_random(ops):
