@@ -229,3 +229,53 @@ def check_random(ops, to_host, n=4096, moduli=None):
     within = float(np.mean(np.abs(e) <= 3))  # P(|round(z)| <= 3) = P(|z| < 3.5)
     want = math.erf(3.5 / sigma / 2**0.5)
     assert abs(within - want) < 8 * (want * (1 - want) / size) ** 0.5, f"gaussian P(|e| <= 3) = {within}, not {want}"
+
+
+def check_bfv(ctx, cpu_ctx, keys, to_cpu, rng, batch=2):
+    """BFV on `ctx` against the same computation on plaintexts and, bit for bit, against `cpu_ctx` (the
+    NumPy backend) on the same ciphertexts and keys. to_cpu moves an array to NumPy."""
+    import copy
+
+    params = ctx.params
+    t, n = params.t, params.n
+    v1 = rng.integers(0, t, size=(batch, n))
+    v2 = rng.integers(0, t, size=(batch, n))
+    v1[0, :2] = (0, t - 1)
+    c1 = ctx.encrypt(keys.public, ctx.encode(v1))
+    c2 = ctx.encrypt(keys.public, ctx.encode(v2))
+
+    def host(obj):  # the same bfv object with its data in host memory
+        out = copy.copy(obj)
+        out.data = np.asarray(to_cpu(obj.data))
+        return out
+
+    moved = {id(o): host(o) for o in (c1, c2, keys.secret, keys.relin, keys.galois)}
+
+    def on_cpu(op):  # op run by the NumPy backend on host copies of the same objects
+        class Swapped:
+            def __getattr__(self, name):
+                fn = getattr(cpu_ctx, name)
+                return lambda *args: fn(*(moved.get(id(a), a) for a in args))
+
+        return op(Swapped())
+
+    def decrypted(ct):
+        got = np.asarray(to_cpu(ctx.decode(ctx.decrypt(keys.secret, ct))))
+        ref = np.asarray(cpu_ctx.decode(cpu_ctx.decrypt(moved[id(keys.secret)], host(ct))))
+        assert (got == ref).all(), "decryption differs between the backends"
+        return got
+
+    rotated = np.roll(v1.reshape(batch, 2, n // 2), -1, axis=-1).reshape(batch, n)
+    assert (decrypted(c1) == v1).all(), "encrypt/decrypt"
+    cases = {
+        "add": (lambda c: c.add(c1, c2), (v1 + v2) % t),
+        "multiply+relinearize": (lambda c: c.multiply(c1, c2, keys.relin), (v1 * v2) % t),
+        "multiply": (lambda c: c.multiply(c1, c2), (v1 * v2) % t),
+        "rotate": (lambda c: c.rotate(c1, 1, keys.galois), rotated),
+    }
+    for what, (op, want) in cases.items():
+        ct = op(ctx)
+        assert (decrypted(ct) == want).all(), what
+        assert (np.asarray(to_cpu(ct.data)) == on_cpu(op).data).all(), f"{what}: bits differ from the CPU backend"
+    relin = ctx.relinearize(ctx.multiply(c1, c2), keys.relin)
+    assert (decrypted(relin) == (v1 * v2) % t).all(), "relinearize"

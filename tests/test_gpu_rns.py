@@ -111,3 +111,18 @@ def test_on_a_side_stream(ops, cpu):
     want = cpu.intt(cpu.mul(cpu.ntt(a, moduli), cpu.ntt(b, moduli)), moduli)
     assert (prod.get() == want).all()
     assert (conv.get() == cpu.base_convert(want, moduli, moduli[:2])).all()
+
+
+@pytest.mark.parametrize("preset", ["n4096", "n16384"])
+def test_bfv_end_to_end(preset):
+    """Context(backend="gpu"): decryptions equal the plaintext computation and the CPU backend's, and
+    every ciphertext equals the CPU backend's bit for bit, with keys from the CPU and from the GPU."""
+    from hebatch import bfv
+
+    params = bfv.Params.preset(preset)
+    ctx = bfv.Context(params, backend="gpu")
+    cpu_ctx = bfv.Context(params, backend="cpu")
+    assert ctx.backend == "gpu" and ctx.xp is cp
+    rng = np.random.default_rng()
+    for keys in (cpu_ctx.keygen(rotations=[1]), ctx.keygen(rotations=[1])):
+        rns_checks.check_bfv(ctx, cpu_ctx, keys, lambda a: a.get() if isinstance(a, cp.ndarray) else a, rng)

@@ -96,3 +96,17 @@ def test_bad_arguments(ops):
         ops.automorphism(a, 4, q, ntt_form=False)
     with pytest.raises(ValueError, match="src"):
         ops.base_convert(a, q[:1], q)
+
+
+def test_bfv_on_host_kernels_equals_cpu(ops):
+    """The whole BFV scheme through CupyRnsOps's launch code and kernels (host build): decryptions
+    right and every ciphertext bit equal to the NumPy backend's, with keys from either backend."""
+    from hebatch import bfv
+
+    params = bfv.Params.preset("n4096")
+    cpu_ctx = bfv.Context(params, backend="cpu")
+    ctx = bfv.Context(params, backend="cpu")
+    ctx.ops = ops  # the GPU implementation, on NumPy arrays
+    rng = np.random.default_rng()
+    for keys in (cpu_ctx.keygen(rotations=[1]), ctx.keygen(rotations=[1])):
+        rns_checks.check_bfv(ctx, cpu_ctx, keys, to_host, rng)
