@@ -76,6 +76,10 @@ class CupyRnsOps(RnsOps):
         self._loader = loader
         self._lock = threading.Lock()
         self._tables: dict = {}
+        self._plans: dict = {}
+        self._ndarray = xp.ndarray
+        cuda = getattr(xp, "cuda", None)
+        self._runtime = cuda.runtime if cuda is not None else None
         self._functions: dict = {}
         # Philox key and the starting call counter, both from the operating system's secure source
         self._key = int.from_bytes(os.urandom(8), "little")
@@ -83,8 +87,7 @@ class CupyRnsOps(RnsOps):
 
     # -- plumbing --------------------------------------------------------------------------------
     def _device(self) -> int:
-        cuda = getattr(self.xp, "cuda", None)
-        return cuda.Device().id if cuda is not None else 0
+        return self._runtime.getDevice() if self._runtime is not None else 0
 
     def _function(self, name: str):
         key = (self._device(), name)
@@ -157,25 +160,6 @@ class CupyRnsOps(RnsOps):
             raise ValueError(f"limb axis of size {shape[-2]} does not match {len(moduli)} moduli")
         return shape[:-2] + (len(moduli), n)
 
-    def _operand(self, x, out_shape):
-        """x as (array, batch stride, limb stride) for a kernel writing out_shape (batch, L, n)."""
-        xp = self.xp
-        lead, limbs, n = out_shape[:-2], out_shape[-2], out_shape[-1]
-        x_limbs = x.shape[-2]
-        if x_limbs not in (1, limbs):
-            raise ValueError(f"limb axis of size {x_limbs} does not match {limbs} moduli")
-        x_lead = (1,) * (len(lead) - (x.ndim - 2)) + tuple(x.shape[:-2])
-        if x_lead == tuple(lead):
-            bs = x_limbs * n
-        elif all(d == 1 for d in x_lead):
-            bs = 0
-        else:  # broadcast along some batch axes only: materialise (rare)
-            x = xp.broadcast_to(x.reshape(x_lead + (x_limbs, n)), tuple(lead) + (x_limbs, n))
-            bs = x_limbs * n
-        x = xp.ascontiguousarray(x)
-        ls = n if x_limbs == limbs and limbs > 1 else 0
-        return x, np.int64(bs), np.int64(ls)
-
     # -- the contract ----------------------------------------------------------------------------
     def asarray(self, x):
         """A NumPy (or backend) array on the current device."""
@@ -185,76 +169,138 @@ class CupyRnsOps(RnsOps):
         """A NumPy copy of x."""
         return x.get() if hasattr(x, "get") else np.asarray(x)
 
-    def _elementwise(self, kernel, operands, moduli):
+    def _plan_key(self, kernel, moduli, arrays):
+        """A hashable key of a call's static description, or None (then the call is planned afresh)."""
+        if type(moduli) is not tuple:
+            return None
+        try:
+            return (kernel, self._device(), moduli) + tuple(x.shape for x in arrays)
+        except AttributeError:
+            return None
+
+    def _plan_elementwise(self, kernel, names, arrays, moduli):
+        """Validate one call and bind everything but the arrays: (out shape, per-operand (materialised
+        shape or None, batch stride, limb stride), scalar tail of the arguments, grid, block)."""
         moduli = _check_moduli(moduli)
-        operands = [(nm, self._array(x, nm)) for nm, x in operands]
+        operands = [(nm, self._array(x, nm)) for nm, x in zip(names, arrays)]
         shape = self._result_shape(operands, moduli)
         consts, _, _ = self._modulus_tables(moduli)
-        out = self.xp.empty(shape, dtype=np.uint64)
-        limbs, n = shape[-2], shape[-1]
-        batch = math.prod(shape[:-2])
-        args = []
+        lead, limbs, n = shape[:-2], shape[-2], shape[-1]
+        batch = math.prod(lead)
+        layout = []
         for _, x in operands:
-            args += list(self._operand(x, shape))
-        while len(args) < 9:  # unused operand slots: any valid pointer, strides 0
-            args += [args[0], np.int64(0), np.int64(0)]
-        self._launch(kernel, batch * limbs, n,
-                     (out, *args, np.int64(batch), np.int32(limbs), np.int64(n), consts))
+            if x.shape[-2] not in (1, limbs):
+                raise ValueError(f"limb axis of size {x.shape[-2]} does not match {limbs} moduli")
+            x_lead = (1,) * (len(lead) - (x.ndim - 2)) + tuple(x.shape[:-2])
+            if x_lead == tuple(lead):
+                materialise, bs = None, x.shape[-2] * n
+            elif all(d == 1 for d in x_lead):
+                materialise, bs = None, 0
+            else:  # broadcast along some batch axes only: materialised (rare)
+                materialise, bs = (x_lead + x.shape[-2:], tuple(lead) + x.shape[-2:]), x.shape[-2] * n
+            layout.append((materialise, np.int64(bs), np.int64(n if x.shape[-2] == limbs and limbs > 1 else 0)))
+        block = min(BLOCK, max(32, n))
+        grid = (-(-n // block), min(batch * limbs, MAX_GRID_Y))
+        tail = (np.int64(batch), np.int32(limbs), np.int64(n), consts)
+        return shape, layout, tail, grid, (block,)
+
+    def _bind(self, x, layout):
+        materialise, bs, ls = layout
+        if materialise is not None:
+            x = self.xp.broadcast_to(x.reshape(materialise[0]), materialise[1])
+        if not x.flags.c_contiguous:
+            x = self.xp.ascontiguousarray(x)
+        return x, bs, ls
+
+    def _planned(self, kernel, names, arrays, moduli, planner, dtype=np.uint64):
+        key = self._plan_key(kernel, moduli, arrays)
+        plan = self._plans.get(key) if key is not None else None
+        if plan is None:
+            plan = planner(kernel, names, arrays, moduli, dtype) if dtype != np.uint64 else \
+                planner(kernel, names, arrays, moduli)
+            if key is not None:
+                with self._lock:
+                    if len(self._plans) > _CACHE_LIMIT:
+                        self._plans.clear()
+                    self._plans[key] = plan
+        else:  # the shapes and moduli were validated when the plan was made; check the types
+            for nm, x in zip(names, arrays):
+                if type(x) is not self._ndarray or x.dtype != dtype:
+                    self._array(x, nm, dtype)
+        return plan
+
+    def _elementwise(self, kernel, names, arrays, moduli):
+        shape, layout, tail, grid, block = self._planned(kernel, names, arrays, moduli, self._plan_elementwise)
+        out = self.xp.empty(shape, dtype=np.uint64)
+        if out.size == 0:
+            return out
+        args = [out]
+        for x, lay in zip(arrays, layout):
+            args += self._bind(x, lay)
+        while len(args) < 10:  # unused operand slots: any valid pointer, strides 0
+            args += [args[1], np.int64(0), np.int64(0)]
+        self._function(kernel)(grid, block, (*args, *tail))
         return out
 
     def add(self, a, b, moduli):
         """(a + b) mod q_i, limb-axis broadcasting."""
-        return self._elementwise("rns_add", [("a", a), ("b", b)], moduli)
+        return self._elementwise("rns_add", ("a", "b"), (a, b), moduli)
 
     def sub(self, a, b, moduli):
         """(a - b) mod q_i, limb-axis broadcasting."""
-        return self._elementwise("rns_sub", [("a", a), ("b", b)], moduli)
+        return self._elementwise("rns_sub", ("a", "b"), (a, b), moduli)
 
     def neg(self, a, moduli):
         """(-a) mod q_i."""
-        return self._elementwise("rns_neg", [("a", a)], moduli)
+        return self._elementwise("rns_neg", ("a",), (a,), moduli)
 
     def mul(self, a, b, moduli):
         """a * b mod q_i (pointwise), limb-axis broadcasting."""
-        return self._elementwise("rns_mul", [("a", a), ("b", b)], moduli)
+        return self._elementwise("rns_mul", ("a", "b"), (a, b), moduli)
 
     def mul_add(self, a, b, c, moduli):
         """(a * b + c) mod q_i, limb-axis broadcasting."""
-        return self._elementwise("rns_mul_add", [("a", a), ("b", b), ("c", c)], moduli)
+        return self._elementwise("rns_mul_add", ("a", "b", "c"), (a, b, c), moduli)
 
     def mul_scalar(self, a, scalars, moduli):
         """a * s_i mod q_i; scalars: one int per limb (or one int for all), any size."""
-        moduli = _check_moduli(moduli)
-        a = self._array(a, "a")
         if isinstance(scalars, (int, np.integer)):
             scalars = (int(scalars),) * len(moduli)
-        scalars = tuple(int(s) for s in scalars)
-        if len(scalars) != len(moduli):
-            raise ValueError(f"scalars has {len(scalars)} entries, expected one per modulus ({len(moduli)})")
-        shape = self._result_shape([("a", a)], moduli)
-        consts, _, _ = self._modulus_tables(moduli)
-        table = self._cached(("scalars", moduli, scalars),
-                             lambda: self.xp.asarray(_shoup_rows(scalars, moduli)))
-        x, bs, ls = self._operand(a, shape)
+        elif type(scalars) is not tuple:
+            scalars = tuple(scalars)
+        shape, layout, tail, grid, block = self._planned(("rns_mul_scalar", scalars), ("a",), (a,), moduli,
+                                                         self._plan_scalar)
         out = self.xp.empty(shape, dtype=np.uint64)
-        batch, limbs, n = math.prod(shape[:-2]), shape[-2], shape[-1]
-        self._launch("rns_mul_scalar", batch * limbs, n,
-                     (out, x, bs, ls, table, np.int64(batch), np.int32(limbs), np.int64(n), consts))
+        if out.size:
+            self._function("rns_mul_scalar")(grid, block, (out, *self._bind(a, layout[0]), *tail))
         return out
 
-    def _lift(self, kernel, x, name, moduli, m=0, dtype=np.uint64):
+    def _plan_scalar(self, kernel, names, arrays, moduli):
         moduli = _check_moduli(moduli)
-        x = self._array(x, name, dtype)
-        if x.shape[-2] != 1:
-            raise ValueError(f"{name} must have a limb axis of size 1, got shape {x.shape}")
-        shape = x.shape[:-2] + (len(moduli), x.shape[-1])
-        consts, ratios, _ = self._modulus_tables(moduli)
-        xv, bs, ls = self._operand(x.view(np.uint64) if dtype != np.uint64 else x, shape)
+        scalars = kernel[1]
+        if not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in scalars):
+            raise TypeError("scalars must be ints")
+        if len(scalars) != len(moduli):
+            raise ValueError(f"scalars has {len(scalars)} entries, expected one per modulus ({len(moduli)})")
+        shape, layout, tail, grid, block = self._plan_elementwise(kernel[0], names, arrays, moduli)
+        table = self.xp.asarray(_shoup_rows([int(v) for v in scalars], moduli))
+        return shape, layout, (table,) + tail, grid, block
+
+    def _lift(self, kernel, x, name, moduli, m=0, dtype=np.uint64):
+        shape, layout, tail, grid, block = self._planned((kernel, m), (name,), (x,), moduli, self._plan_lift, dtype)
         out = self.xp.empty(shape, dtype=np.uint64)
-        batch, limbs, n = math.prod(shape[:-2]), shape[-2], shape[-1]
-        self._launch(kernel, batch * limbs, n,
-                     (out, xv, bs, ls, np.uint64(m), np.int64(batch), np.int32(limbs), np.int64(n), consts, ratios))
+        if out.size:
+            self._function(kernel)(grid, block, (out, *self._bind(x, layout[0]), *tail))
         return out
+
+    def _plan_lift(self, kernel, names, arrays, moduli, dtype=np.uint64):
+        moduli = _check_moduli(moduli)
+        x = self._array(arrays[0], names[0], dtype)
+        if x.shape[-2] != 1:
+            raise ValueError(f"{names[0]} must have a limb axis of size 1, got shape {x.shape}")
+        shape, layout, tail, grid, block = self._plan_elementwise(kernel[0], names, (x.view(np.uint64),), moduli)
+        _, ratios, _ = self._modulus_tables(moduli)
+        return shape, layout, (np.uint64(kernel[1]),) + tail + (ratios,), grid, block
 
     def reduce(self, x, moduli):
         """x: any uint64 values with a limb axis of size 1 -> x mod q_i for every limb."""
