@@ -228,6 +228,170 @@ extern "C" __global__ void rns_inner_product(u64* __restrict__ out, const u64* _
 }
 
 // ------------------------------------------------------------------------------------------------
+// Fused steps of BFV (each equals a composition of the primitives above, residue for residue).
+// Inputs with a batch stride (`*_bs`, elements between batch items) may be views into larger arrays;
+// inside an item, limbs are n apart and coefficients adjacent.
+// ------------------------------------------------------------------------------------------------
+
+// sum_i y_i * c_i mod q, exactly.
+__device__ __forceinline__ u64 dot_mod(const u64* y, const u64* c, int count, u64 q, const WideRatio& r, u64 r128) {
+    Acc192 acc;
+    for (int i = 0; i < count; ++i) acc.add_product(y[i], c[i]);
+    return acc.reduce(q, r, r128);
+}
+
+// v in [0, m) lifted to (-m/2, m/2] and reduced mod q (the centered_lift of one value).
+__device__ __forceinline__ u64 centered_mod(u64 v, u64 m, u64 q, const WideRatio& r) {
+    const bool negative = v > (m >> 1);
+    const u64 red = wide_reduce(0, negative ? m - v : v, q, r);
+    return negative && red != 0 ? q - red : red;
+}
+
+// Key-switching mod-down: x (batch, limbs + 1, n) over (q_0 .. q_{L-1}, p) ->
+//   out_l = (x_l - centered(x_p)) * p^-1 mod q_l  [+ add_l when add != 0], out (batch, limbs, n).
+extern "C" __global__ void rns_mod_down(u64* __restrict__ out, const u64* __restrict__ x, long long x_bs,
+                                        const u64* __restrict__ add, long long add_bs, int has_add, u64 p,
+                                        const Tw64* __restrict__ p_inv, long long batch, int limbs, long long n,
+                                        const ModConst* __restrict__ consts, const WideRatio* __restrict__ ratios) {
+    ROWS_LOOP(batch * limbs) {
+        const long long bi = row / limbs;
+        const int l = (int)(row - bi * limbs);
+        const Mod64 M(consts[l]);
+        const WideRatio r = ratios[l];
+        const u64* px = x + bi * x_bs;
+        const u64* pa = add + bi * add_bs + l * n;
+        u64* po = out + row * n;
+        COLS_LOOP(n) {
+            const u64 lifted = centered_mod(px[limbs * n + col], p, M.q, r);
+            u64 v = shoup_mul(M.sub(px[l * n + col], lifted), p_inv[l], M.q);
+            if (has_add) v = M.add(v, pa[col]);
+            po[col] = v;
+        }
+    }
+}
+
+// Tensor product of two 2-component ciphertexts in NTT form: a, b (batch, 2, limbs, n) ->
+// out (batch, 3, limbs, n) = (a0 b0, a0 b1 + a1 b0, a1 b1).
+extern "C" __global__ void rns_tensor(u64* __restrict__ out, const u64* __restrict__ a, long long a_bs,
+                                      const u64* __restrict__ b, long long b_bs, long long batch, int limbs,
+                                      long long n, const ModConst* __restrict__ consts) {
+    const long long comp = limbs * n;
+    ROWS_LOOP(batch * limbs) {
+        const long long bi = row / limbs;
+        const int l = (int)(row - bi * limbs);
+        const Mod64 M(consts[l]);
+        const u64* pa = a + bi * a_bs + l * n;
+        const u64* pb = b + bi * b_bs + l * n;
+        u64* po = out + bi * 3 * comp + l * n;
+        COLS_LOOP(n) {
+            const u64 a0 = pa[col], a1 = pa[comp + col], b0 = pb[col], b1 = pb[comp + col];
+            po[col] = M.mul(a0, b0);
+            po[comp + col] = M.add(M.mul(a0, b1), M.mul(a1, b0));
+            po[2 * comp + col] = M.mul(a1, b1);
+        }
+    }
+}
+
+// BEHZ exact extension from q to B_sk with Montgomery reduction by m~ (SmMRq):
+//   y_j = FastBConv(m~ x, q -> B_sk u {m~})_j, r = -y_m~ / q mod m~,
+//   out_j = (y_j + centered(r) * (Q mod b_j)) / m~ mod b_j.
+// src_w_i = m~ (Q/q_i)^-1 mod q_i (Shoup); factors [dst_limbs + 1][src_limbs], the last row mod m~;
+// dst tables have dst_limbs + 1 rows (B_sk then m~); q_mod_dst[j] = Q mod b_j; m_inv[j] = m~^-1 mod b_j.
+extern "C" __global__ void rns_behz_extend(u64* __restrict__ out, const u64* __restrict__ x, long long x_bs,
+                                           long long batch, int src_limbs, int dst_limbs, long long n,
+                                           const ModConst* __restrict__ src_consts, const Tw64* __restrict__ src_w,
+                                           const ModConst* __restrict__ dst_consts,
+                                           const WideRatio* __restrict__ dst_ratios,
+                                           const u64* __restrict__ dst_r128, const u64* __restrict__ factors,
+                                           u64 neg_q_inv_mt_w, u64 neg_q_inv_mt_wq, const u64* __restrict__ q_mod_dst,
+                                           const Tw64* __restrict__ m_inv) {
+    Tw64 neg_q_inv_mt;
+    neg_q_inv_mt.w = neg_q_inv_mt_w;
+    neg_q_inv_mt.wq = neg_q_inv_mt_wq;
+    ROWS_LOOP(batch) {
+        const u64* px = x + row * x_bs;
+        u64* po = out + row * dst_limbs * n;
+        COLS_LOOP(n) {
+            u64 y[RNS_MAX_SRC];
+            for (int i = 0; i < src_limbs; ++i) y[i] = shoup_mul(px[i * n + col], src_w[i], src_consts[i].q);
+            const u64 mt = dst_consts[dst_limbs].q;
+            const u64 y_mt = dot_mod(y, factors + (long long)dst_limbs * src_limbs, src_limbs, mt,
+                                     dst_ratios[dst_limbs], dst_r128[dst_limbs]);
+            const u64 r = shoup_mul(y_mt, neg_q_inv_mt, mt);
+            for (int j = 0; j < dst_limbs; ++j) {
+                const Mod64 M(dst_consts[j]);
+                const u64 yj = dot_mod(y, factors + (long long)j * src_limbs, src_limbs, M.q, dst_ratios[j], dst_r128[j]);
+                const u64 lifted = centered_mod(r, mt, M.q, dst_ratios[j]);
+                po[j * n + col] = shoup_mul(M.add(yj, M.mul(lifted, q_mod_dst[j])), m_inv[j], M.q);
+            }
+        }
+    }
+}
+
+// BEHZ fast floor of t d / q into B_sk: d given over q (d_q) and over B_sk (d_b);
+//   out_j = (t d_b_j - FastBConv(t d_q, q -> B_sk)_j) * Q^-1 mod b_j, out (batch, dst_limbs, n).
+// src_w_i = t (Q/q_i)^-1 mod q_i (Shoup); t_dst[j] = t mod b_j, q_inv[j] = Q^-1 mod b_j (Shoup).
+extern "C" __global__ void rns_behz_floor(u64* __restrict__ out, const u64* __restrict__ d_q, long long dq_bs,
+                                          const u64* __restrict__ d_b, long long db_bs, long long batch,
+                                          int src_limbs, int dst_limbs, long long n,
+                                          const ModConst* __restrict__ src_consts, const Tw64* __restrict__ src_w,
+                                          const ModConst* __restrict__ dst_consts,
+                                          const WideRatio* __restrict__ dst_ratios, const u64* __restrict__ dst_r128,
+                                          const u64* __restrict__ factors, const Tw64* __restrict__ t_dst,
+                                          const Tw64* __restrict__ q_inv) {
+    ROWS_LOOP(batch) {
+        const u64* pq = d_q + row * dq_bs;
+        const u64* pb = d_b + row * db_bs;
+        u64* po = out + row * dst_limbs * n;
+        COLS_LOOP(n) {
+            u64 y[RNS_MAX_SRC];
+            for (int i = 0; i < src_limbs; ++i) y[i] = shoup_mul(pq[i * n + col], src_w[i], src_consts[i].q);
+            for (int j = 0; j < dst_limbs; ++j) {
+                const Mod64 M(dst_consts[j]);
+                const u64 conv = dot_mod(y, factors + (long long)j * src_limbs, src_limbs, M.q, dst_ratios[j], dst_r128[j]);
+                const u64 td = shoup_mul(pb[j * n + col], t_dst[j], M.q);
+                po[j * n + col] = shoup_mul(M.sub(td, conv), q_inv[j], M.q);
+            }
+        }
+    }
+}
+
+// Shenoy-Kumaresan conversion from B_sk = B u {m_sk} to q: x (batch, src_limbs + 1, n), the last limb m_sk;
+//   c = FastBConv(x_B, B -> q u {m_sk}), alpha = (c_msk - x_msk) M_B^-1 mod m_sk,
+//   out_j = c_j - centered(alpha) * (M_B mod q_j) mod q_j, out (batch, dst_limbs, n).
+// src_w_i = (M_B/b_i)^-1 mod b_i (Shoup); factors [dst_limbs + 1][src_limbs], the last row mod m_sk;
+// dst tables have dst_limbs + 1 rows (q then m_sk); mb_mod_dst[j] = M_B mod q_j.
+extern "C" __global__ void rns_behz_sk(u64* __restrict__ out, const u64* __restrict__ x, long long x_bs,
+                                       long long batch, int src_limbs, int dst_limbs, long long n,
+                                       const ModConst* __restrict__ src_consts, const Tw64* __restrict__ src_w,
+                                       const ModConst* __restrict__ dst_consts,
+                                       const WideRatio* __restrict__ dst_ratios, const u64* __restrict__ dst_r128,
+                                       const u64* __restrict__ factors, u64 mb_inv_msk_w, u64 mb_inv_msk_wq,
+                                       const u64* __restrict__ mb_mod_dst) {
+    Tw64 mb_inv_msk;
+    mb_inv_msk.w = mb_inv_msk_w;
+    mb_inv_msk.wq = mb_inv_msk_wq;
+    ROWS_LOOP(batch) {
+        const u64* px = x + row * x_bs;
+        u64* po = out + row * dst_limbs * n;
+        COLS_LOOP(n) {
+            u64 y[RNS_MAX_SRC];
+            for (int i = 0; i < src_limbs; ++i) y[i] = shoup_mul(px[i * n + col], src_w[i], src_consts[i].q);
+            const Mod64 Ms(dst_consts[dst_limbs]);
+            const u64 c_msk = dot_mod(y, factors + (long long)dst_limbs * src_limbs, src_limbs, Ms.q,
+                                      dst_ratios[dst_limbs], dst_r128[dst_limbs]);
+            const u64 alpha = shoup_mul(Ms.sub(c_msk, px[src_limbs * n + col]), mb_inv_msk, Ms.q);
+            for (int j = 0; j < dst_limbs; ++j) {
+                const Mod64 M(dst_consts[j]);
+                const u64 c = dot_mod(y, factors + (long long)j * src_limbs, src_limbs, M.q, dst_ratios[j], dst_r128[j]);
+                const u64 lifted = centered_mod(alpha, Ms.q, M.q, dst_ratios[j]);
+                po[j * n + col] = M.sub(c, M.mul(lifted, mb_mod_dst[j]));
+            }
+        }
+    }
+}
+
+// ------------------------------------------------------------------------------------------------
 // Automorphisms x(X) -> x(X^g), g odd, in Z_q[X]/(X^n + 1). Rows are independent (the sign needs q).
 // ------------------------------------------------------------------------------------------------
 

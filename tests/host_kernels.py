@@ -70,9 +70,7 @@ def _library(source_name: str) -> ctypes.CDLL:
 
 
 def _c_arg(value):
-    if isinstance(value, np.ndarray):
-        if not value.flags.c_contiguous:
-            raise ValueError("kernel arguments must be C-contiguous")
+    if isinstance(value, np.ndarray):  # like CuPy: the address of the first element (views included)
         return ctypes.c_void_p(value.ctypes.data)
     if isinstance(value, np.generic):
         return _CTYPES[value.dtype](value)

@@ -279,3 +279,50 @@ def check_bfv(ctx, cpu_ctx, keys, to_cpu, rng, batch=2):
         assert (np.asarray(to_cpu(ct.data)) == on_cpu(op).data).all(), f"{what}: bits differ from the CPU backend"
     relin = ctx.relinearize(ctx.multiply(c1, c2), keys.relin)
     assert (decrypted(relin) == (v1 * v2) % t).all(), "relinearize"
+
+
+def behz_bases(n: int, limbs: int):
+    """A BFV-like setting: q of `limbs` 55-bit primes, B_sk of limbs + 2 61-bit primes (m_sk last),
+    m~ = 2^32 - 5, t = 65537."""
+    q = tuple(hb.ntt_primes(55, n, limbs))
+    bsk = tuple(hb.ntt_primes(61, n, limbs + 2))
+    return q, bsk, 2**32 - 5, 65537
+
+
+def check_fused(ops, ref, rng, lead, n, limbs, to_host):
+    """inner_product, mod_down, tensor and the BEHZ steps of `ops` equal RnsOps' generic compositions
+    run by `ref` (the NumPy backend), on fresh data, including inputs that are views of larger arrays."""
+    from hebatch.backend.rns import RnsOps
+
+    xp = ops.xp
+    q, bsk, m_tilde, t = behz_bases(n, limbs)
+    special = hb.ntt_primes(60, n, 1)[0]
+    qp = q + (special,)
+
+    def same(got, want, what):
+        check_equal(to_host(got), obj(want), what)
+
+    # mod_down on a view (the limbs of q and p of a 2-part accumulator), with and without add
+    acc = residues(rng, tuple(lead) + (2,), qp, n)
+    add = residues(rng, tuple(lead) + (2,), q, n)
+    want = RnsOps.mod_down(ref, acc, q, special)
+    same(ops.mod_down(xp.asarray(acc), q, special), want, "mod_down")
+    same(ops.mod_down(xp.asarray(acc), q, special, add=xp.asarray(add)), ref.add(want, add, q), "mod_down add")
+    # tensor on views of a (..., 4, L, n) array
+    x = residues(rng, tuple(lead) + (4,), q, n)
+    dx = xp.asarray(x)
+    same(ops.tensor(dx[..., :2, :, :], dx[..., 2:, :, :], q), RnsOps.tensor(ref, x[..., :2, :, :], x[..., 2:, :, :], q),
+         "tensor")
+    # BEHZ
+    same(ops.behz_extend(dx, q, bsk, m_tilde), RnsOps.behz_extend(ref, x, q, bsk, m_tilde), "behz_extend")
+    d = np.concatenate([residues(rng, tuple(lead) + (3,), q, n), residues(rng, tuple(lead) + (3,), bsk, n)], axis=-2)
+    dd = xp.asarray(d)
+    floor = ops.behz_floor(dd[..., :limbs, :], dd[..., limbs:, :], t, q, bsk)
+    want_floor = RnsOps.behz_floor(ref, d[..., :limbs, :], d[..., limbs:, :], t, q, bsk)
+    same(floor, want_floor, "behz_floor")
+    same(ops.behz_sk(floor, bsk[:-1], bsk[-1], q), RnsOps.behz_sk(ref, want_floor, bsk[:-1], bsk[-1], q), "behz_sk")
+    # inner product against the composition
+    digits = residues(rng, tuple(lead) + (limbs,), qp, n)
+    key = np.stack([np.stack([residues(rng, (), qp, n) for _ in range(2)]) for _ in range(limbs)])
+    same(ops.inner_product(xp.asarray(digits), xp.asarray(key), qp), RnsOps.inner_product(ref, digits, key, qp),
+         "inner_product")

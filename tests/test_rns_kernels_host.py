@@ -110,3 +110,8 @@ def test_bfv_on_host_kernels_equals_cpu(ops):
     rng = np.random.default_rng()
     for keys in (cpu_ctx.keygen(rotations=[1]), ctx.keygen(rotations=[1])):
         rns_checks.check_bfv(ctx, cpu_ctx, keys, to_host, rng)
+
+
+@pytest.mark.parametrize("lead, limbs, n", [((), 1, 64), ((2,), 3, 32), ((2, 3), 2, 16)])
+def test_fused_steps(ops, cpu, lead, limbs, n):
+    rns_checks.check_fused(ops, cpu, np.random.default_rng(), lead, n, limbs, to_host)

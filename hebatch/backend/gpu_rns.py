@@ -357,6 +357,42 @@ class CupyRnsOps(RnsOps):
                       np.int64(n), *tables))
         return out
 
+    # -- fused steps (overrides of RnsOps' generic compositions) -------------------------------------
+    def _items(self, x, name, inner: int, limbs: int):
+        """x as (array, lead shape, batch stride in elements): each item, the last `inner` axes, must be
+        C-contiguous and the lead axes must collapse to one stride (views such as d[..., :L, :] qualify);
+        anything else is copied. The limb axis (-2) must have `limbs` entries."""
+        x = self._array(x, name)
+        if x.ndim < inner:
+            raise ValueError(f"{name} must have at least {inner} axes, got shape {x.shape}")
+        if x.shape[-2] != limbs:
+            raise ValueError(f"{name} has {x.shape[-2]} limbs, expected {limbs}")
+        lead, item_shape = x.shape[:-inner], x.shape[-inner:]
+        item_size = math.prod(item_shape)
+        isz = x.itemsize
+        ok = True
+        expected = isz
+        for extent, stride in zip(reversed(item_shape), reversed(x.strides[-inner:])):
+            if extent != 1 and stride != expected:
+                ok = False
+            expected *= extent
+        axes = [(e, st) for e, st in zip(lead, x.strides[:len(lead)]) if e != 1]
+        bs = axes[-1][1] if axes else item_size * isz
+        for (e0, s0), (e1, s1) in zip(axes, axes[1:]):
+            if s0 != s1 * e1:
+                ok = False
+        if not ok or bs < 0 or bs % isz:
+            x = self.xp.ascontiguousarray(x)
+            bs = item_size * isz
+        return x, lead, np.int64(bs // isz)
+
+    def _uploaded(self, key, build):
+        """Device copies of the host tables build() returns (a tuple of arrays and scalars), cached."""
+        def upload():
+            return tuple(self.xp.asarray(v) if isinstance(v, np.ndarray) else v for v in build())
+
+        return self._cached(key, upload)
+
     def inner_product(self, x, key, moduli):
         """Key-switching inner product: out[..., c, :, :] = sum_k x[..., k, :, :] * key[k, c, :, :] mod q_i.
 
@@ -376,13 +412,137 @@ class CupyRnsOps(RnsOps):
         if not 1 <= parts <= MAX_PARTS:
             raise ValueError(f"key has {parts} parts; at most {MAX_PARTS}")
         consts, ratios, r128 = self._modulus_tables(moduli)
-        x = self.xp.ascontiguousarray(x)
+        x, lead, bs = self._items(x, "x", 3, limbs)
         key = self.xp.ascontiguousarray(key)
-        batch = math.prod(x.shape[:-3])
-        out = self.xp.empty(x.shape[:-3] + (parts, limbs, n), dtype=np.uint64)
+        batch = math.prod(lead)
+        out = self.xp.empty(lead + (parts, limbs, n), dtype=np.uint64)
         self._launch("rns_inner_product", batch * limbs, n,
-                     (out, x, np.int64(digits * limbs * n), np.int64(limbs * n), key, np.int32(digits),
+                     (out, x, bs, np.int64(limbs * n), key, np.int32(digits),
                       np.int32(parts), np.int64(batch), np.int32(limbs), np.int64(n), consts, ratios, r128))
+        return out
+
+    def mod_down(self, x, moduli, special, add=None):
+        """(x_i - [x_p]_centered) * p^-1 mod q_i (+ add) in one kernel; x (..., L + 1, n) over moduli + (p,)."""
+        moduli = _check_moduli(moduli)
+        special = int(special)
+        limbs = len(moduli)
+        x, lead, x_bs = self._items(x, "x", 2, limbs + 1)
+        n = x.shape[-1]
+        if add is not None:
+            add, add_lead, add_bs = self._items(add, "add", 2, limbs)
+            if add_lead != lead or add.shape[-1] != n:
+                raise ValueError(f"add has shape {add.shape}, expected {lead + (limbs, n)}")
+        consts, ratios, _ = self._modulus_tables(moduli)
+
+        def build():
+            _modulus_rows((special,), "special")
+            if special in moduli:
+                raise ValueError("special must differ from the moduli")
+            return (_shoup_rows([pow(special, -1, q) for q in moduli], moduli),)
+
+        (p_inv,) = self._uploaded(("mod_down", moduli, special), build)
+        batch = math.prod(lead)
+        out = self.xp.empty(lead + (limbs, n), dtype=np.uint64)
+        self._launch("rns_mod_down", batch * limbs, n,
+                     (out, x, x_bs, add if add is not None else x, add_bs if add is not None else np.int64(0),
+                      np.int32(add is not None), np.uint64(special), p_inv, np.int64(batch), np.int32(limbs),
+                      np.int64(n), consts, ratios))
+        return out
+
+    def tensor(self, a, b, moduli):
+        """(a0 b0, a0 b1 + a1 b0, a1 b1) of a, b (..., 2, L, n) in one kernel."""
+        moduli = _check_moduli(moduli)
+        limbs = len(moduli)
+        a, lead, a_bs = self._items(a, "a", 3, limbs)
+        b, b_lead, b_bs = self._items(b, "b", 3, limbs)
+        if a.shape != b.shape or a.shape[-3] != 2:
+            raise ValueError(f"a and b must both have shape (..., 2, L, n); got {a.shape} and {b.shape}")
+        consts, _, _ = self._modulus_tables(moduli)
+        n = a.shape[-1]
+        batch = math.prod(lead)
+        out = self.xp.empty(lead + (3, limbs, n), dtype=np.uint64)
+        self._launch("rns_tensor", batch * limbs, n,
+                     (out, a, a_bs, b, b_bs, np.int64(batch), np.int32(limbs), np.int64(n), consts))
+        return out
+
+    @staticmethod
+    def _conversion_rows(src, dst):
+        """src ModConst rows, (Q/q_i)^-1 mod q_i, the factor matrix (Q/q_i) mod dst_j and dst tables."""
+        if len(src) > MAX_SRC_LIMBS:
+            raise ValueError(f"a base conversion takes at most {MAX_SRC_LIMBS} source moduli, got {len(src)}")
+        if len(set(src)) != len(src):
+            raise ValueError("source moduli must be distinct")
+        src_consts, _, _ = _modulus_rows(src, "src")
+        dst_consts, dst_ratios, dst_r128 = _modulus_rows(dst, "dst")
+        big = math.prod(src)
+        qhat = [big // q for q in src]
+        qhat_inv = [pow(h % q, -1, q) for h, q in zip(qhat, src)]
+        factors = np.array([[h % p for h in qhat] for p in dst], dtype=np.uint64).reshape(len(dst), len(src))
+        return big, qhat_inv, src_consts.view(np.uint8), factors, dst_consts.view(np.uint8), dst_ratios, dst_r128
+
+    def behz_extend(self, x, q, bsk, m_tilde):
+        """BEHZ exact extension q -> B_sk (FastBConv with m~ and the small Montgomery reduction) in one kernel."""
+        q, bsk = _check_moduli(q, "q"), _check_moduli(bsk, "bsk")
+        m_tilde = int(m_tilde)
+
+        def build():
+            big_q, qhat_inv, src_c, factors, dst_c, dst_r, dst_r128 = self._conversion_rows(q, bsk + (m_tilde,))
+            src_w = _shoup_rows([m_tilde * v for v in qhat_inv], q)
+            neg = _shoup_rows([(-pow(big_q, -1, m_tilde)) % m_tilde], (m_tilde,))[0]
+            return (src_c, src_w, dst_c, dst_r, dst_r128, factors, np.uint64(neg[0]), np.uint64(neg[1]),
+                    np.array([big_q % b for b in bsk], dtype=np.uint64),
+                    _shoup_rows([pow(m_tilde, -1, b) for b in bsk], bsk))
+
+        tables = self._uploaded(("behz_extend", q, bsk, m_tilde), build)
+        x, lead, bs = self._items(x, "x", 2, len(q))
+        n = x.shape[-1]
+        batch = math.prod(lead)
+        out = self.xp.empty(lead + (len(bsk), n), dtype=np.uint64)
+        self._launch("rns_behz_extend", batch, n,
+                     (out, x, bs, np.int64(batch), np.int32(len(q)), np.int32(len(bsk)), np.int64(n), *tables))
+        return out
+
+    def behz_floor(self, d_q, d_bsk, t, q, bsk):
+        """BEHZ fast floor (t d_bsk - FastBConv(t d_q)) * Q^-1 into B_sk in one kernel."""
+        q, bsk = _check_moduli(q, "q"), _check_moduli(bsk, "bsk")
+        t = int(t)
+
+        def build():
+            big_q, qhat_inv, src_c, factors, dst_c, dst_r, dst_r128 = self._conversion_rows(q, bsk)
+            return (src_c, _shoup_rows([t * v for v in qhat_inv], q), dst_c, dst_r, dst_r128, factors,
+                    _shoup_rows([t] * len(bsk), bsk), _shoup_rows([pow(big_q, -1, b) for b in bsk], bsk))
+
+        tables = self._uploaded(("behz_floor", q, bsk, t), build)
+        d_q, lead, dq_bs = self._items(d_q, "d_q", 2, len(q))
+        d_bsk, b_lead, db_bs = self._items(d_bsk, "d_bsk", 2, len(bsk))
+        if b_lead != lead or d_q.shape[-1] != d_bsk.shape[-1]:
+            raise ValueError(f"d_q {d_q.shape} and d_bsk {d_bsk.shape} must have the same batch axes and n")
+        n = d_q.shape[-1]
+        batch = math.prod(lead)
+        out = self.xp.empty(lead + (len(bsk), n), dtype=np.uint64)
+        self._launch("rns_behz_floor", batch, n,
+                     (out, d_q, dq_bs, d_bsk, db_bs, np.int64(batch), np.int32(len(q)), np.int32(len(bsk)),
+                      np.int64(n), *tables))
+        return out
+
+    def behz_sk(self, x, base_b, m_sk, q):
+        """Shenoy-Kumaresan conversion B u {m_sk} -> q in one kernel."""
+        base_b, q = _check_moduli(base_b, "base_b"), _check_moduli(q, "q")
+        m_sk = int(m_sk)
+
+        def build():
+            m_b, inv, src_c, factors, dst_c, dst_r, dst_r128 = self._conversion_rows(base_b, q + (m_sk,))
+            w = _shoup_rows([pow(m_b, -1, m_sk)], (m_sk,))[0]
+            return (src_c, _shoup_rows(inv, base_b), dst_c, dst_r, dst_r128, factors, np.uint64(w[0]),
+                    np.uint64(w[1]), np.array([m_b % p for p in q], dtype=np.uint64))
+
+        tables = self._uploaded(("behz_sk", base_b, m_sk, q), build)
+        x, lead, bs = self._items(x, "x", 2, len(base_b) + 1)
+        n = x.shape[-1]
+        batch = math.prod(lead)
+        out = self.xp.empty(lead + (len(q), n), dtype=np.uint64)
+        self._launch("rns_behz_sk", batch, n,
+                     (out, x, bs, np.int64(batch), np.int32(len(base_b)), np.int32(len(q)), np.int64(n), *tables))
         return out
 
     def automorphism(self, x, galois_elt, moduli, ntt_form):
