@@ -13,6 +13,11 @@ OUT is set).
     python benchmarks/bfv_bench.py                    # GPU, every preset
     python benchmarks/bfv_bench.py --presets n16384   # one preset
     python benchmarks/bfv_bench.py --cpu --quick      # smoke run of the script on the CPU backend
+
+Variants: "plain" is hebatch.bfv.Context as it is; "fused" is the same scheme with its multiply and
+key switching routed through the fused RnsOps steps (tensor, behz_extend, behz_floor, behz_sk,
+inner_product, mod_down; tests/rns_checks.fused_context, which the tests check gives identical
+ciphertexts).
 """
 
 from __future__ import annotations
@@ -89,6 +94,41 @@ def operation_inputs(ctx, keys, params, batch: int, rng):
     }
 
 
+def run_variant(name, params, variant, cpu, batch, rng, timed, fft_ms, copy_gbps):
+    """Time every operation of one preset and variant; one result row per operation."""
+    rows = []
+    limbs = len(params.q)
+    try:
+        ctx = bfv.Context(params, backend="cpu" if cpu else "gpu")
+        if variant == "fused":
+            from tests.rns_checks import fused_context
+
+            ctx = fused_context(ctx)
+        keys = ctx.keygen(rotations=[1])
+        cases = {b: operation_inputs(ctx, keys, params, b, rng) for b in (1, batch)}
+    except Exception as exc:
+        error = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+        print(f"{name:>8} {variant:>7} ERROR {error}", flush=True)
+        return [dict(preset=name, n=params.n, variant=variant, error=error)]
+    for op in OPERATIONS:
+        entry = dict(preset=name, n=params.n, log_q=params.log_q, log_qp=params.log_qp, limbs=limbs,
+                     t=params.t, variant=variant, case=op, batch=batch, cufft_ms=fft_ms, copy_GBps=copy_gbps)
+        try:
+            fn, inputs = cases[1][op]
+            entry["latency_ms"] = timed(fn, inputs, 1)
+            fn, inputs = cases[batch][op]
+            entry["per_ciphertext_ms"] = timed(fn, inputs, batch)
+            entry["ms"] = entry["latency_ms"]
+            print(f"{name:>8} {params.log_qp:>5} {variant:>7} {op:>15} {entry['latency_ms']:9.4f} "
+                  f"{entry['per_ciphertext_ms']:17.4f} {fft_ms or float('nan'):9.4f} "
+                  f"{copy_gbps or float('nan'):9.0f}", flush=True)
+        except Exception as exc:
+            entry["error"] = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+            print(f"{name:>8} {variant:>7} {op:>15} ERROR {entry['error']}", flush=True)
+        rows.append(entry)
+    return rows
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cpu", action="store_true", help="the CPU backend (a smoke run of the script)")
@@ -96,6 +136,7 @@ def main(argv=None) -> int:
     parser.add_argument("--repeats", type=int, default=25)
     parser.add_argument("--presets", default=",".join(PRESETS), help="comma-separated preset names")
     parser.add_argument("--batch", type=int, default=BATCH, help="ciphertexts per batched call")
+    parser.add_argument("--variants", default="plain,fused", help="comma-separated: plain, fused")
     parser.add_argument("--out", type=pathlib.Path, default=ROOT / "benchmarks" / "results",
                         help="directory of the JSON result")
     args = parser.parse_args(argv)
@@ -124,7 +165,10 @@ def main(argv=None) -> int:
     rng = np.random.default_rng()
     rows, refs = [], {}
     print(f"device: {device}  batch: {batch}  repeats: {repeats}")
-    print(f"{'preset':>8} {'log q':>5} {'operation':>15} {'1 ct ms':>9} {f'per ct of {batch} ms':>17}"
+    variants = [v for v in args.variants.split(",") if v]
+    if not set(variants) <= {"plain", "fused"}:
+        parser.error(f"--variants: plain and/or fused, got {args.variants}")
+    print(f"{'preset':>8} {'log q':>5} {'variant':>7} {'operation':>15} {'1 ct ms':>9} {f'per ct of {batch} ms':>17}"
           f" {'cuFFT ms':>9} {'copy GB/s':>9}")
     for name, params in available_presets(names):
         log_n = params.n.bit_length() - 1
@@ -134,39 +178,15 @@ def main(argv=None) -> int:
             from ntt_bench import references
 
             fft_ms, copy_gbps = references(cp, log_n, 2 * limbs, repeats, refs)
-        try:
-            ctx = bfv.Context(params, backend="cpu" if args.cpu else "gpu")
-            keys = ctx.keygen(rotations=[1])
-            cases = {b: operation_inputs(ctx, keys, params, b, rng) for b in (1, batch)}
-        except Exception as exc:
-            error = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-            rows.append(dict(preset=name, n=params.n, error=error))
-            print(f"{name:>8} ERROR {error}", flush=True)
-            continue
-        for op in OPERATIONS:
-            entry = dict(preset=name, n=params.n, log_q=params.log_q, log_qp=params.log_qp, limbs=limbs,
-                         t=params.t, case=op, batch=batch, cufft_ms=fft_ms, copy_GBps=copy_gbps)
-            try:
-                fn, inputs = cases[1][op]
-                entry["latency_ms"] = timed(fn, inputs, 1)
-                fn, inputs = cases[batch][op]
-                entry["per_ciphertext_ms"] = timed(fn, inputs, batch)
-                entry["ms"] = entry["latency_ms"]
-                print(f"{name:>8} {params.log_qp:>5} {op:>15} {entry['latency_ms']:9.4f} "
-                      f"{entry['per_ciphertext_ms']:17.4f} {fft_ms or float('nan'):9.4f} "
-                      f"{copy_gbps or float('nan'):9.0f}", flush=True)
-            except Exception as exc:
-                entry["error"] = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-                print(f"{name:>8} {op:>15} ERROR {entry['error']}", flush=True)
-            rows.append(entry)
-        del ctx, keys, cases
+        for variant in variants:
+            rows += run_variant(name, params, variant, args.cpu, batch, rng, timed, fft_ms, copy_gbps)
         if cp is not None:
             cp.get_default_memory_pool().free_all_blocks()
 
     date = datetime.date.today().isoformat()
     slug = device.replace("NVIDIA ", "").replace(" ", "-")
     result = dict(benchmark="bfv", device=device, date=date, backend="cpu" if args.cpu else "gpu",
-                  repeats=repeats, batch=batch,
+                  repeats=repeats, batch=batch, variants=variants,
                   timing=("latency_ms: one call on one ciphertext; per_ciphertext_ms: one call on a batch of "
                           f"{batch} divided by {batch}; GPU: CUDA events around the call (host work included), "
                           "3 warm-up calls, median; CPU: wall clock, median; inputs rotate over "

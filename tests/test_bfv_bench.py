@@ -18,8 +18,8 @@ def test_cpu_quick_run_writes_json(tmp_path, monkeypatch, capsys):
     assert len(files) == 1 and (tmp_path / "out" / files[0].name).exists()
     record = json.loads(files[0].read_text())
     assert record["benchmark"] == "bfv" and record["backend"] == "cpu"
-    cases = {r["case"]: r for r in record["results"]}
-    assert set(cases) == set(bench.OPERATIONS)
+    cases = {(r["variant"], r["case"]): r for r in record["results"]}
+    assert set(cases) == {(v, op) for v in ("plain", "fused") for op in bench.OPERATIONS}
     for entry in cases.values():
         assert "error" not in entry, entry.get("error")
         assert entry["latency_ms"] > 0 and entry["per_ciphertext_ms"] > 0 and entry["n"] == 4096
