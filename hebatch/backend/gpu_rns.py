@@ -23,6 +23,8 @@ from .gpu import MODCONST_DTYPE
 from .rns import RnsOps
 
 BLOCK = 256
+SMALL_BLOCK = 64
+SMALL_LAUNCH = 132 * 4 * BLOCK  # threads: fewer than this get blocks of SMALL_BLOCK
 MAX_GRID_Y = 65535
 MAX_SRC_LIMBS = 64  # RNS_MAX_SRC in kernels/rns.cu
 MAX_PARTS = 4  # RNS_MAX_PARTS
@@ -122,12 +124,19 @@ class CupyRnsOps(RnsOps):
 
         return self._cached(("moduli", moduli), build)
 
+    @staticmethod
+    def _geometry(rows, n):
+        """(grid, block) for `rows` rows of n coefficients: 256 threads per block, or 64 when that
+        leaves fewer than about four blocks per SM of a large GPU (small batches of heavy kernels)."""
+        block = BLOCK if rows * n >= SMALL_LAUNCH else SMALL_BLOCK
+        block = min(block, max(32, n))
+        return (-(-n // block), min(rows, MAX_GRID_Y)), (block,)
+
     def _launch(self, name, rows, n, args):
         if rows == 0 or n == 0:
             return
-        block = min(BLOCK, max(32, n))
-        grid = (-(-n // block), min(rows, MAX_GRID_Y))
-        self._function(name)(grid, (block,), args)
+        grid, block = self._geometry(rows, n)
+        self._function(name)(grid, block, args)
 
     def _next_counter(self) -> np.uint64:
         with self._lock:
@@ -199,10 +208,9 @@ class CupyRnsOps(RnsOps):
             else:  # broadcast along some batch axes only: materialised (rare)
                 materialise, bs = (x_lead + x.shape[-2:], tuple(lead) + x.shape[-2:]), x.shape[-2] * n
             layout.append((materialise, np.int64(bs), np.int64(n if x.shape[-2] == limbs and limbs > 1 else 0)))
-        block = min(BLOCK, max(32, n))
-        grid = (-(-n // block), min(batch * limbs, MAX_GRID_Y))
+        grid, block = self._geometry(batch * limbs, n)
         tail = (np.int64(batch), np.int32(limbs), np.int64(n), consts)
-        return shape, layout, tail, grid, (block,)
+        return shape, layout, tail, grid, block
 
     def _bind(self, x, layout):
         materialise, bs, ls = layout
