@@ -161,8 +161,8 @@ class Keys:
 
     def __init__(self, secret: SecretKey, public: PublicKey, relin: RelinKey, galois: GaloisKeys):
         self.secret, self.public, self.relin, self.galois = secret, public, relin, galois
-        self.key_id = secret.key_id
-        self.fingerprint = secret.fingerprint
+        self.key_id = public.key_id
+        self.fingerprint = public.fingerprint
 
     def public_keys(self) -> "Keys":
         """The same keys without the secret (what to ship to workers that compute)."""
