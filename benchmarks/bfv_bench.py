@@ -94,6 +94,35 @@ def operation_inputs(ctx, keys, params, batch: int, rng):
     }
 
 
+class CallCounter:
+    """Wraps an RnsOps and counts its method calls (each is one kernel launch on the GPU, an NTT a few)."""
+
+    def __init__(self, ops):
+        self.ops, self.calls = ops, {}
+
+    def __getattr__(self, name):
+        value = getattr(self.ops, name)
+        if not callable(value):
+            return value
+
+        def counted(*args, **kwargs):
+            self.calls[name] = self.calls.get(name, 0) + 1
+            return value(*args, **kwargs)
+
+        return counted
+
+
+def count_calls(ctx, fn, inp) -> dict:
+    """RnsOps calls made by one fn(inp) on ctx."""
+    ops = ctx.ops
+    ctx.ops = counter = CallCounter(ops)
+    try:
+        fn(inp)
+    finally:
+        ctx.ops = ops
+    return dict(sorted(counter.calls.items()))
+
+
 def run_variant(name, params, variant, cpu, batch, rng, timed, fft_ms, copy_gbps):
     """Time every operation of one preset and variant; one result row per operation."""
     rows = []
@@ -119,9 +148,10 @@ def run_variant(name, params, variant, cpu, batch, rng, timed, fft_ms, copy_gbps
             fn, inputs = cases[batch][op]
             entry["per_ciphertext_ms"] = timed(fn, inputs, batch)
             entry["ms"] = entry["latency_ms"]
+            entry["rns_calls"] = count_calls(ctx, *[cases[1][op][0], cases[1][op][1][0]])
             print(f"{name:>8} {params.log_qp:>5} {variant:>7} {op:>15} {entry['latency_ms']:9.4f} "
                   f"{entry['per_ciphertext_ms']:17.4f} {fft_ms or float('nan'):9.4f} "
-                  f"{copy_gbps or float('nan'):9.0f}", flush=True)
+                  f"{copy_gbps or float('nan'):9.0f} {sum(entry['rns_calls'].values()):6d}", flush=True)
         except Exception as exc:
             entry["error"] = "".join(traceback.format_exception_only(type(exc), exc)).strip()
             print(f"{name:>8} {variant:>7} {op:>15} ERROR {entry['error']}", flush=True)
@@ -169,7 +199,7 @@ def main(argv=None) -> int:
     if not set(variants) <= {"plain", "fused"}:
         parser.error(f"--variants: plain and/or fused, got {args.variants}")
     print(f"{'preset':>8} {'log q':>5} {'variant':>7} {'operation':>15} {'1 ct ms':>9} {f'per ct of {batch} ms':>17}"
-          f" {'cuFFT ms':>9} {'copy GB/s':>9}")
+          f" {'cuFFT ms':>9} {'copy GB/s':>9} {'calls':>6}")
     for name, params in available_presets(names):
         log_n = params.n.bit_length() - 1
         limbs = len(params.q)
@@ -191,7 +221,8 @@ def main(argv=None) -> int:
                           f"{batch} divided by {batch}; GPU: CUDA events around the call (host work included), "
                           "3 warm-up calls, median; CPU: wall clock, median; inputs rotate over "
                           f"{INPUTS} freshly encrypted ones. multiply_relin includes relinearization; "
-                          "relinearize times it alone on 3-component products."),
+                          "relinearize times it alone on 3-component products. rns_calls: RnsOps method calls of one "
+                          "single-ciphertext call (one kernel launch each; ntt/intt a few)."),
                   references=("per preset, for 2 x limbs rows of n elements (one ciphertext): cuFFT complex64 "
                               "time and device-to-device copy GB/s (benchmarks/ntt_bench.py)"),
                   results=rows)
