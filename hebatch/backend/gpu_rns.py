@@ -331,38 +331,24 @@ class CupyRnsOps(RnsOps):
             raise ValueError(f"m must be between 2 and 2**{MAX_MODULUS_BITS} - 1, got {m}")
         return self._lift("rns_centered_lift", x, "x", moduli, m=m)
 
-    def _base_tables(self, src, dst):
-        def build():
-            if len(src) > MAX_SRC_LIMBS:
-                raise ValueError(f"src has {len(src)} moduli; base conversion takes at most {MAX_SRC_LIMBS}")
-            src_consts, _, _ = _modulus_rows(src, "src")
-            dst_consts, dst_ratios, dst_r128 = _modulus_rows(dst, "dst")
-            big_q = math.prod(src)
-            qhat = [big_q // q for q in src]
-            qhat_inv = _shoup_rows([pow(h % q, -1, q) for h, q in zip(qhat, src)], src)
-            factors = np.array([[h % p for h in qhat] for p in dst], dtype=np.uint64).reshape(len(dst), len(src))
-            xp = self.xp
-            return (xp.asarray(src_consts.view(np.uint8)), xp.asarray(qhat_inv), xp.asarray(dst_consts.view(np.uint8)),
-                    xp.asarray(dst_ratios), xp.asarray(dst_r128), xp.asarray(factors))
-
-        return self._cached(("base", src, dst), build)
-
     def base_convert(self, x, src, dst):
         """Fast base conversion y_j = sum_i [x_i (Q/q_i)^-1]_{q_i} (Q/q_i) mod p_j (no correction)."""
         src, dst = _check_moduli(src, "src"), _check_moduli(dst, "dst")
+
+        def build():
+            _, qhat_inv, src_c, factors, dst_c, dst_r, dst_r128 = self._conversion_rows(src, dst)
+            return src_c, _shoup_rows(qhat_inv, src), dst_c, dst_r, dst_r128, factors
+
         x = self._array(x, "x")
         if x.shape[-2] != len(src):
             raise ValueError(f"x has {x.shape[-2]} limbs but src has {len(src)} moduli")
-        if len(set(src)) != len(src):
-            raise ValueError("src moduli must be distinct")
-        tables = self._base_tables(src, dst)
-        x = self.xp.ascontiguousarray(x)
+        tables = self._uploaded(("base", src, dst), build)
+        x, lead, bs = self._items(x, "x", 2, len(src))
         n = x.shape[-1]
-        batch = math.prod(x.shape[:-2])
-        out = self.xp.empty(x.shape[:-2] + (len(dst), n), dtype=np.uint64)
+        batch = math.prod(lead)
+        out = self.xp.empty(lead + (len(dst), n), dtype=np.uint64)
         self._launch("rns_base_convert", batch, n,
-                     (out, x, np.int64(len(src) * n), np.int64(batch), np.int32(len(src)), np.int32(len(dst)),
-                      np.int64(n), *tables))
+                     (out, x, bs, np.int64(batch), np.int32(len(src)), np.int32(len(dst)), np.int64(n), *tables))
         return out
 
     # -- fused steps (overrides of RnsOps' generic compositions) -------------------------------------
