@@ -1,7 +1,8 @@
 """CuPy implementation of the RNS primitives (RnsOps) with the kernels of kernels/rns.cu.
 
 Every method validates its arguments on the host (shapes, dtypes, moduli), then launches one kernel
-on the current CUDA stream; nothing reads device data back or waits for the device. Constant tables
+on the current CUDA stream; nothing reads device data back or waits for the device (except once, when
+a constant table is first uploaded). Constant tables
 (modulus constants, base-conversion factors, scalars) are built with Python ints and uploaded once
 per (device, moduli) and kept.
 
@@ -105,10 +106,14 @@ class CupyRnsOps(RnsOps):
         return fn
 
     def _cached(self, key, build):
+        """The device tables under key, built (and uploaded) on first use. The upload is waited for once,
+        so a table first used on one stream is complete when another stream reads it."""
         key = (self._device(),) + key
         value = self._tables.get(key)
         if value is None:
             value = build()
+            if self._runtime is not None:
+                self.xp.cuda.get_current_stream().synchronize()
             with self._lock:
                 if len(self._tables) > _CACHE_LIMIT:
                     self._tables.clear()
@@ -227,6 +232,8 @@ class CupyRnsOps(RnsOps):
             plan = planner(kernel, names, arrays, moduli, dtype) if dtype != np.uint64 else \
                 planner(kernel, names, arrays, moduli)
             if key is not None:
+                if self._runtime is not None:  # a plan may hold freshly uploaded tables: see _cached
+                    self.xp.cuda.get_current_stream().synchronize()
                 with self._lock:
                     if len(self._plans) > _CACHE_LIMIT:
                         self._plans.clear()
