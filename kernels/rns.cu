@@ -201,12 +201,15 @@ extern "C" __global__ void rns_base_convert(u64* __restrict__ out, const u64* __
 // (x_bs, x_ks, n); key: (digits, parts, limbs, n) contiguous; out: (batch, parts, limbs, n).
 // ------------------------------------------------------------------------------------------------
 #define RNS_MAX_PARTS 4
-extern "C" __global__ void rns_inner_product(u64* __restrict__ out, const u64* __restrict__ x, long long x_bs,
-                                             long long x_ks, const u64* __restrict__ key, int digits, int parts,
-                                             long long batch, int limbs, long long n,
-                                             const ModConst* __restrict__ consts,
-                                             const WideRatio* __restrict__ ratios, const u64* __restrict__ r128) {
-    const long long part_stride = limbs * n, digit_stride = parts * part_stride;
+// PARTS is a compile-time constant so the accumulators stay in registers.
+template <int PARTS>
+__device__ __forceinline__ void inner_product_body(u64* __restrict__ out, const u64* __restrict__ x, long long x_bs,
+                                                   long long x_ks, const u64* __restrict__ key, int digits,
+                                                   long long batch, int limbs, long long n,
+                                                   const ModConst* __restrict__ consts,
+                                                   const WideRatio* __restrict__ ratios,
+                                                   const u64* __restrict__ r128) {
+    const long long part_stride = limbs * n, digit_stride = PARTS * part_stride;
     ROWS_LOOP(batch * limbs) {
         const long long bi = row / limbs;
         const int l = (int)(row - bi * limbs);
@@ -215,15 +218,30 @@ extern "C" __global__ void rns_inner_product(u64* __restrict__ out, const u64* _
         const u64 r2 = r128[l];
         const u64* px = x + bi * x_bs + l * n;
         const u64* pk = key + l * n;
-        u64* po = out + bi * parts * part_stride + l * n;
+        u64* po = out + bi * PARTS * part_stride + l * n;
         COLS_LOOP(n) {
-            Acc192 acc[RNS_MAX_PARTS];
+            Acc192 acc[PARTS];
             for (int k = 0; k < digits; ++k) {
                 const u64 v = px[k * x_ks + col];
-                for (int c = 0; c < parts; ++c) acc[c].add_product(v, pk[k * digit_stride + c * part_stride + col]);
+#pragma unroll
+                for (int c = 0; c < PARTS; ++c) acc[c].add_product(v, pk[k * digit_stride + c * part_stride + col]);
             }
-            for (int c = 0; c < parts; ++c) po[c * part_stride + col] = acc[c].reduce(q, r, r2);
+#pragma unroll
+            for (int c = 0; c < PARTS; ++c) po[c * part_stride + col] = acc[c].reduce(q, r, r2);
         }
+    }
+}
+
+extern "C" __global__ void rns_inner_product(u64* __restrict__ out, const u64* __restrict__ x, long long x_bs,
+                                             long long x_ks, const u64* __restrict__ key, int digits, int parts,
+                                             long long batch, int limbs, long long n,
+                                             const ModConst* __restrict__ consts,
+                                             const WideRatio* __restrict__ ratios, const u64* __restrict__ r128) {
+    switch (parts) {
+        case 1: inner_product_body<1>(out, x, x_bs, x_ks, key, digits, batch, limbs, n, consts, ratios, r128); break;
+        case 2: inner_product_body<2>(out, x, x_bs, x_ks, key, digits, batch, limbs, n, consts, ratios, r128); break;
+        case 3: inner_product_body<3>(out, x, x_bs, x_ks, key, digits, batch, limbs, n, consts, ratios, r128); break;
+        default: inner_product_body<4>(out, x, x_bs, x_ks, key, digits, batch, limbs, n, consts, ratios, r128); break;
     }
 }
 
