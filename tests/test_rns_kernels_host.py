@@ -132,3 +132,50 @@ def test_bfv_with_fused_steps(ops):
     keys = cpu_ctx.keygen(rotations=[1])
     rns_checks.check_bfv(fused_cpu, cpu_ctx, keys, to_host, rng)
     rns_checks.check_bfv(fused_kernels, cpu_ctx, keys, to_host, rng)
+
+
+class _FakeCuda:
+    """The parts of cupy.cuda that CupyRnsOps uses, counting the stream synchronisations."""
+
+    def __init__(self):
+        self.syncs = 0
+        outer = self
+
+        class Runtime:
+            @staticmethod
+            def getDevice():
+                return 0
+
+        class Stream:
+            def synchronize(self):
+                outer.syncs += 1
+
+        self.runtime = Runtime()
+        self.get_current_stream = Stream
+
+
+def test_device_code_paths_with_a_cupy_like_module(cpu):
+    """With an array module that has a `cuda` attribute (as CuPy), tables are uploaded and waited for
+    once, then reused without waiting; results stay exact."""
+    import types
+
+    from hebatch.backend.gpu_rns import CupyRnsOps
+
+    fake = types.ModuleType("fakecupy")
+    fake.__dict__.update({k: getattr(np, k) for k in ("ndarray", "asarray", "empty", "ascontiguousarray",
+                                                      "broadcast_to", "stack", "uint64")})
+    fake.cuda = _FakeCuda()
+    module = host_kernels.HostModule()
+    ops = CupyRnsOps(xp=fake, loader=lambda: module)
+    rng = np.random.default_rng()
+    n = 64
+    q = rns_checks.moduli_for(n, 3)
+    a, b = rns_checks.residues(rng, (2,), q, n), rns_checks.residues(rng, (2,), q, n)
+    first = ops.mul_scalar(ops.mul(a, b, q), [5, 7, 11], q)
+    syncs = fake.cuda.syncs
+    assert syncs >= 1
+    again = ops.mul_scalar(ops.mul(a, b, q), [5, 7, 11], q)
+    assert fake.cuda.syncs == syncs, "a second call with the same shapes must not wait for the device"
+    want = cpu.mul_scalar(cpu.mul(a, b, q), [5, 7, 11], q)
+    assert (first == want).all() and (again == want).all()
+    rns_checks.check_base_convert(ops, rng, (2,), n, q[:2], q[2:], to_host, reference=cpu)
