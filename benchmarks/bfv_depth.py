@@ -21,7 +21,7 @@ from hebatch import bfv
 SEAL_REFERENCE_DEPTH = {"n4096": None, "n8192": None, "n16384": None, "n32768": None}
 
 
-def measure_depth(preset: str, batch: int = 2, backend: str = "cpu", max_depth: int = 64) -> dict:
+def measure_depth(preset: str, batch: int = 2, backend: str = "cpu", max_depth: int = 64, verbose=False) -> dict:
     """Square a fresh encryption until the budget is 0; depth = squarings that still decrypt correctly."""
     params = bfv.Params.preset(preset)
     ctx = bfv.Context(params, backend=backend)
@@ -37,6 +37,8 @@ def measure_depth(preset: str, batch: int = 2, backend: str = "cpu", max_depth: 
         expected = expected * expected % params.t
         budget = int(ctx.noise_budget(keys.secret, ct).min())
         budgets.append(budget)
+        if verbose:
+            print(f"  {preset}: squaring {len(budgets) - 1}: budget {budget} bits", flush=True)
         decrypted = np.asarray(ctx.decode(ctx.decrypt(keys.secret, ct))).astype(object)
         if budget <= 0 or not (decrypted == expected).all():
             break
@@ -52,11 +54,12 @@ def main(argv=None):
     ap.add_argument("--batch", type=int, default=2)
     ap.add_argument("--backend", default="cpu")
     ap.add_argument("--json", default=None)
+    ap.add_argument("--verbose", action="store_true", help="print the budget after every squaring")
     args = ap.parse_args(argv)
     rows = []
     print(f"{'preset':>8} {'log qp':>7} {'t':>6} {'depth':>6} {'SEAL reference':>16}  budgets")
     for preset in args.presets.split(","):
-        row = measure_depth(preset, args.batch, args.backend)
+        row = measure_depth(preset, args.batch, args.backend, verbose=args.verbose)
         rows.append(row)
         print(f"{preset:>8} {row['log_qp']:>7} {row['t']:>6} {row['depth']:>6} {str(row['seal_reference_depth']):>16}  "
               f"{row['budgets']} ({row['seconds']} s)", flush=True)

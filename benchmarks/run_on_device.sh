@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One GPU session: install carried wheels, GPU tests, benchmarks; logs and JSON under $OUT.
-# Usage (from the repository root on a GPU machine): bash benchmarks/run_on_device.sh [tests|bench|all] [pytest args...]
+# Usage (from the repository root on a GPU machine): bash benchmarks/run_on_device.sh [tests|bench|bfv|all] [pytest args...]
+# (bfv: the BFV/RNS GPU tests and benchmarks/bfv_bench.py only)
 set -uo pipefail
 what=${1:-all}; shift || true
 OUT=${OUT:-/tmp/hebatch-out}; mkdir -p "$OUT"; export OUT PYTHONUNBUFFERED=1
@@ -18,4 +19,8 @@ if [ "$what" = tests ] || [ "$what" = all ]; then
 fi
 if [ "$what" = bench ] || [ "$what" = all ]; then
     python3 benchmarks/ntt_bench.py --algorithms auto,radix2 2>&1 | tee "$OUT/ntt-bench.log"
+fi
+if [ "$what" = bfv ]; then
+    python3 -m pytest -q -m gpu -p no:cacheprovider tests/test_gpu_rns.py "$@" 2>&1 | tee "$OUT/gpu-rns-tests.log"
+    python3 benchmarks/bfv_bench.py --out "$OUT" 2>&1 | tee "$OUT/bfv-bench.log"
 fi

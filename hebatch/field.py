@@ -171,6 +171,7 @@ def root_of_unity(q: int, order: int) -> int:
     return pow(primitive_root(q), (q - 1) // order, q)
 
 
+@lru_cache(maxsize=4096)
 def default_root(q: int, n: int, negacyclic: bool) -> int:
     """The root the public API uses by default: w = g^((q-1)/n), or psi = g^((q-1)/(2n))."""
     return root_of_unity(q, 2 * n if negacyclic else n)

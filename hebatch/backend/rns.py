@@ -9,6 +9,7 @@ Both implementations give bit-identical results.
 from __future__ import annotations
 
 import abc
+import math
 
 
 class RnsOps(abc.ABC):
@@ -91,6 +92,64 @@ class RnsOps(abc.ABC):
     @abc.abstractmethod
     def random_gaussian(self, shape, sigma):
         """int64 rounded continuous Gaussian of deviation sigma, tails cut at 6 sigma, secure source."""
+
+    # -- fused steps: generic compositions of the primitives above; a backend may override each with
+    # -- fewer launches (CupyRnsOps does), giving the same residues.
+    def inner_product(self, x, key, moduli):
+        """Key-switching inner product over the digit axis: x (..., K, L, n), key (K, C, L, n) ->
+        (..., C, L, n) with out[..., c, :, :] = sum_k x[..., k, :, :] * key[k, c] mod q_i."""
+        acc = None
+        for k in range(x.shape[-3]):
+            term = self.mul(x[..., k, None, :, :], key[k], moduli)
+            acc = term if acc is None else self.add(acc, term, moduli)
+        return acc
+
+    def mod_down(self, x, moduli, special, add=None):
+        """Division by the special prime with rounding: x (..., L + 1, n) over moduli + (special,) ->
+        (x_i - [x_p]_centered) * special^-1 mod q_i, shape (..., L, n); plus `add` (..., L, n) if given."""
+        moduli = tuple(moduli)
+        count = len(moduli)
+        lifted = self.centered_lift(x[..., count:, :], special, moduli)
+        out = self.mul_scalar(self.sub(x[..., :count, :], lifted, moduli), [pow(special, -1, q) for q in moduli],
+                              moduli)
+        return out if add is None else self.add(out, add, moduli)
+
+    def tensor(self, a, b, moduli):
+        """Tensor product of 2-component ciphertexts in NTT form: a, b (..., 2, L, n) ->
+        (..., 3, L, n) = (a0 b0, a0 b1 + a1 b0, a1 b1)."""
+        a0, a1, b0, b1 = a[..., 0, :, :], a[..., 1, :, :], b[..., 0, :, :], b[..., 1, :, :]
+        return self.xp.stack([self.mul(a0, b0, moduli), self.mul_add(a0, b1, self.mul(a1, b0, moduli), moduli),
+                              self.mul(a1, b1, moduli)], axis=-3)
+
+    def behz_extend(self, x, q, bsk, m_tilde):
+        """BEHZ exact extension of x (..., len(q), n) from base q to B_sk: FastBConv of m~ x to B_sk and
+        m~, then the small Montgomery reduction by m~ (removes FastBConv's multiple of Q)."""
+        q, bsk = tuple(q), tuple(bsk)
+        big_q = math.prod(q)
+        y = self.base_convert(self.mul_scalar(x, [m_tilde] * len(q), q), q, bsk + (m_tilde,))
+        r = self.mul_scalar(y[..., -1:, :], [(-pow(big_q, -1, m_tilde)) % m_tilde], (m_tilde,))
+        r_lift = self.centered_lift(r, m_tilde, bsk)
+        z = self.add(y[..., :-1, :], self.mul_scalar(r_lift, [big_q % b for b in bsk], bsk), bsk)
+        return self.mul_scalar(z, [pow(m_tilde, -1, b) for b in bsk], bsk)
+
+    def behz_floor(self, d_q, d_bsk, t, q, bsk):
+        """BEHZ fast floor of t d / Q into B_sk, d given over q and over B_sk:
+        (t d_bsk - FastBConv(t d_q, q -> B_sk)) * Q^-1 mod b_j."""
+        q, bsk = tuple(q), tuple(bsk)
+        big_q = math.prod(q)
+        td_q = self.mul_scalar(d_q, [t] * len(q), q)
+        diff = self.sub(self.mul_scalar(d_bsk, [t] * len(bsk), bsk), self.base_convert(td_q, q, bsk), bsk)
+        return self.mul_scalar(diff, [pow(big_q, -1, b) for b in bsk], bsk)
+
+    def behz_sk(self, x, base_b, m_sk, q):
+        """Shenoy-Kumaresan conversion of x (..., len(base_b) + 1, n) over B u {m_sk} to base q: FastBConv
+        to q and m_sk, its multiple of M_B found through m_sk (centered) and subtracted."""
+        base_b, q = tuple(base_b), tuple(q)
+        m_b = math.prod(base_b)
+        conv = self.base_convert(x[..., :-1, :], base_b, q + (m_sk,))
+        alpha = self.mul_scalar(self.sub(conv[..., -1:, :], x[..., -1:, :], (m_sk,)), [pow(m_b, -1, m_sk)], (m_sk,))
+        alpha_q = self.centered_lift(alpha, m_sk, q)
+        return self.sub(conv[..., :-1, :], self.mul_scalar(alpha_q, [m_b % p for p in q], q), q)
 
 
 def automorphism_tables(n: int, galois_elt: int, ntt_form: bool):

@@ -73,9 +73,35 @@ def check_modulus(q, n: int, negacyclic: bool, name: str = "modulus") -> int:
     return q
 
 
+_ARGS_CACHE: dict = {}
+_ARGS_CACHE_LIMIT = 4096
+
+
 def check_transform_args(shape, dtype, modulus, *, negacyclic=False, algorithm="auto", root=None,
                          name: str = "x") -> TransformArgs:
-    """Validate everything that does not need to read the array's entries."""
+    """Validate everything that does not need to read the array's entries.
+
+    Arguments that passed once (plain-int moduli, default roots) are remembered, so repeated calls of
+    one shape (the steps of a BFV operation) cost a dictionary lookup instead of the number theory."""
+    key = None
+    if root is None and type(negacyclic) is bool and type(algorithm) is str:
+        moduli_key = tuple(modulus) if type(modulus) in (list, tuple) else (modulus,)
+        if all(type(q) is int for q in moduli_key):
+            key = (tuple(shape), np.dtype(dtype) if not isinstance(dtype, np.dtype) else dtype,
+                   moduli_key, type(modulus) is int, negacyclic, algorithm)
+            args = _ARGS_CACHE.get(key)
+            if args is not None:
+                return args
+    args = _check_transform_args(shape, dtype, modulus, negacyclic=negacyclic, algorithm=algorithm, root=root,
+                                 name=name)
+    if key is not None:
+        if len(_ARGS_CACHE) >= _ARGS_CACHE_LIMIT:
+            _ARGS_CACHE.clear()
+        _ARGS_CACHE[key] = args
+    return args
+
+
+def _check_transform_args(shape, dtype, modulus, *, negacyclic, algorithm, root, name) -> TransformArgs:
     negacyclic = _check_flag(negacyclic, "negacyclic")
     if not isinstance(algorithm, str) or algorithm not in ALGORITHMS:
         raise ValueError(f"algorithm must be one of {', '.join(map(repr, ALGORITHMS))}, got {algorithm!r}")

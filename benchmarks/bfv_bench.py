@@ -1,0 +1,239 @@
+#!/usr/bin/env python
+"""BFV benchmark: encrypt, decrypt, add, multiply (with relinearization), relinearize alone and
+rotate, for every parameter preset (n = 2^12 .. 2^15, and 2^16 where a preset exists).
+
+For each operation two numbers: the latency of one call on one ciphertext (CUDA events around the
+call, host work included) and the time per ciphertext of one call on a batch of 64 ciphertexts.
+Medians of >= 15 timings after warm-up, inputs rotating over freshly encrypted data. The same-run
+references of benchmarks/ntt_bench.py (cuFFT complex64 and a device-to-device copy of one
+ciphertext's element count) make numbers comparable across machines.
+Prints a table and writes benchmarks/results/bfv-<device>-<date>.json (and $OUT/<same name> when
+OUT is set).
+
+    python benchmarks/bfv_bench.py                    # GPU, every preset
+    python benchmarks/bfv_bench.py --presets n16384   # one preset
+    python benchmarks/bfv_bench.py --cpu --quick      # smoke run of the script on the CPU backend
+
+Variants: "plain" is hebatch.bfv.Context as it is; "fused" is the same scheme with its multiply and
+key switching routed through the fused RnsOps steps (tensor, behz_extend, behz_floor, behz_sk,
+inner_product, mod_down; tests/rns_checks.fused_context, which the tests check gives identical
+ciphertexts).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import pathlib
+import platform
+import statistics
+import sys
+import time
+import traceback
+
+import numpy as np
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+for path in (ROOT, ROOT / "benchmarks"):
+    if str(path) not in sys.path:
+        sys.path.insert(0, str(path))
+
+from hebatch import bfv  # noqa: E402
+
+PRESETS = ["n4096", "n8192", "n16384", "n32768", "n65536"]
+OPERATIONS = ["encrypt", "decrypt", "add", "multiply_relin", "relinearize", "rotate"]
+BATCH = 64
+INPUTS = 3  # distinct inputs the timed calls rotate over
+
+
+def time_host(fn, inputs, repeats: int, warmup: int = 1) -> float:
+    """Median wall-clock milliseconds per call (CPU backend)."""
+    for i in range(warmup):
+        fn(inputs[i % len(inputs)])
+    times = []
+    for i in range(repeats):
+        start = time.perf_counter()
+        fn(inputs[i % len(inputs)])
+        times.append((time.perf_counter() - start) * 1e3)
+    return statistics.median(times)
+
+
+def available_presets(names):
+    out = []
+    for name in names:
+        try:
+            out.append((name, bfv.Params.preset(name)))
+        except ValueError:
+            continue
+    return out
+
+
+def operation_inputs(ctx, keys, params, batch: int, rng):
+    """For each operation: (function of one input, list of inputs), inputs on the context's device."""
+    shape = (batch, params.n) if batch > 1 else (params.n,)
+
+    def plain():
+        return ctx.encode(rng.integers(0, params.t, size=shape, dtype=np.int64))
+
+    def cipher():
+        return ctx.encrypt(keys.public, plain())
+
+    pts = [plain() for _ in range(INPUTS)]
+    pairs = [(cipher(), cipher()) for _ in range(INPUTS)]
+    cts = [a for a, _ in pairs]
+    products = [ctx.multiply(a, b) for a, b in pairs]  # unrelinearized (3 components)
+    return {
+        "encrypt": (lambda p: ctx.encrypt(keys.public, p), pts),
+        "decrypt": (lambda c: ctx.decrypt(keys.secret, c), cts),
+        "add": (lambda ab: ctx.add(*ab), pairs),
+        "multiply_relin": (lambda ab: ctx.multiply(ab[0], ab[1], keys.relin), pairs),
+        "relinearize": (lambda c3: ctx.relinearize(c3, keys.relin), products),
+        "rotate": (lambda c: ctx.rotate(c, 1, keys.galois), cts),
+    }
+
+
+class CallCounter:
+    """Wraps an RnsOps and counts its method calls (each is one kernel launch on the GPU, an NTT a few)."""
+
+    def __init__(self, ops):
+        self.ops, self.calls = ops, {}
+
+    def __getattr__(self, name):
+        value = getattr(self.ops, name)
+        if not callable(value):
+            return value
+
+        def counted(*args, **kwargs):
+            self.calls[name] = self.calls.get(name, 0) + 1
+            return value(*args, **kwargs)
+
+        return counted
+
+
+def count_calls(ctx, fn, inp) -> dict:
+    """RnsOps calls made by one fn(inp) on ctx."""
+    ops = ctx.ops
+    ctx.ops = counter = CallCounter(ops)
+    try:
+        fn(inp)
+    finally:
+        ctx.ops = ops
+    return dict(sorted(counter.calls.items()))
+
+
+def run_variant(name, params, variant, cpu, batch, rng, timed, fft_ms, copy_gbps):
+    """Time every operation of one preset and variant; one result row per operation."""
+    rows = []
+    limbs = len(params.q)
+    try:
+        ctx = bfv.Context(params, backend="cpu" if cpu else "gpu")
+        if variant == "fused":
+            from tests.rns_checks import fused_context
+
+            ctx = fused_context(ctx)
+        keys = ctx.keygen(rotations=[1])
+        cases = {b: operation_inputs(ctx, keys, params, b, rng) for b in (1, batch)}
+    except Exception as exc:
+        error = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+        print(f"{name:>8} {variant:>7} ERROR {error}", flush=True)
+        return [dict(preset=name, n=params.n, variant=variant, error=error)]
+    for op in OPERATIONS:
+        entry = dict(preset=name, n=params.n, log_q=params.log_q, log_qp=params.log_qp, limbs=limbs,
+                     t=params.t, variant=variant, case=op, batch=batch, cufft_ms=fft_ms, copy_GBps=copy_gbps)
+        try:
+            fn, inputs = cases[1][op]
+            entry["latency_ms"] = timed(fn, inputs, 1)
+            fn, inputs = cases[batch][op]
+            entry["per_ciphertext_ms"] = timed(fn, inputs, batch)
+            entry["ms"] = entry["latency_ms"]
+            entry["rns_calls"] = count_calls(ctx, *[cases[1][op][0], cases[1][op][1][0]])
+            print(f"{name:>8} {params.log_qp:>5} {variant:>7} {op:>15} {entry['latency_ms']:9.4f} "
+                  f"{entry['per_ciphertext_ms']:17.4f} {fft_ms or float('nan'):9.4f} "
+                  f"{copy_gbps or float('nan'):9.0f} {sum(entry['rns_calls'].values()):6d}", flush=True)
+        except Exception as exc:
+            entry["error"] = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+            print(f"{name:>8} {variant:>7} {op:>15} ERROR {entry['error']}", flush=True)
+        rows.append(entry)
+    return rows
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--cpu", action="store_true", help="the CPU backend (a smoke run of the script)")
+    parser.add_argument("--quick", action="store_true", help="the smallest preset, few repeats, small batch")
+    parser.add_argument("--repeats", type=int, default=25)
+    parser.add_argument("--presets", default=",".join(PRESETS), help="comma-separated preset names")
+    parser.add_argument("--batch", type=int, default=BATCH, help="ciphertexts per batched call")
+    parser.add_argument("--variants", default="plain,fused", help="comma-separated: plain, fused")
+    parser.add_argument("--out", type=pathlib.Path, default=ROOT / "benchmarks" / "results",
+                        help="directory of the JSON result")
+    args = parser.parse_args(argv)
+
+    names = [p for p in args.presets.split(",") if p]
+    if args.quick:
+        names = names[:1]
+    batch = 2 if args.cpu and args.quick else args.batch
+    if args.cpu:
+        repeats = 2 if args.quick else max(3, args.repeats)
+        device, cp = f"cpu-{platform.machine()}", None
+    else:
+        import cupy as cp
+        from ntt_bench import device_name
+
+        repeats = max(15, args.repeats)
+        device = device_name(cp)
+
+    def timed(fn, inputs, per):
+        if cp is None:
+            return time_host(fn, inputs, repeats) / per
+        from ntt_bench import time_calls
+
+        return time_calls(fn, inputs, repeats, warmup=3) / per
+
+    rng = np.random.default_rng()
+    rows, refs = [], {}
+    print(f"device: {device}  batch: {batch}  repeats: {repeats}")
+    variants = [v for v in args.variants.split(",") if v]
+    if not set(variants) <= {"plain", "fused"}:
+        parser.error(f"--variants: plain and/or fused, got {args.variants}")
+    print(f"{'preset':>8} {'log q':>5} {'variant':>7} {'operation':>15} {'1 ct ms':>9} {f'per ct of {batch} ms':>17}"
+          f" {'cuFFT ms':>9} {'copy GB/s':>9} {'calls':>6}")
+    for name, params in available_presets(names):
+        log_n = params.n.bit_length() - 1
+        limbs = len(params.q)
+        fft_ms = copy_gbps = None
+        if cp is not None:  # references for one ciphertext's element count (2 components x L limbs x n)
+            from ntt_bench import references
+
+            fft_ms, copy_gbps = references(cp, log_n, 2 * limbs, repeats, refs)
+        for variant in variants:
+            rows += run_variant(name, params, variant, args.cpu, batch, rng, timed, fft_ms, copy_gbps)
+        if cp is not None:
+            cp.get_default_memory_pool().free_all_blocks()
+
+    date = datetime.date.today().isoformat()
+    slug = device.replace("NVIDIA ", "").replace(" ", "-")
+    result = dict(benchmark="bfv", device=device, date=date, backend="cpu" if args.cpu else "gpu",
+                  repeats=repeats, batch=batch, variants=variants,
+                  timing=("latency_ms: one call on one ciphertext; per_ciphertext_ms: one call on a batch of "
+                          f"{batch} divided by {batch}; GPU: CUDA events around the call (host work included), "
+                          "3 warm-up calls, median; CPU: wall clock, median; inputs rotate over "
+                          f"{INPUTS} freshly encrypted ones. multiply_relin includes relinearization; "
+                          "relinearize times it alone on 3-component products. rns_calls: RnsOps method calls of one "
+                          "single-ciphertext call (one kernel launch each; ntt/intt a few)."),
+                  references=("per preset, for 2 x limbs rows of n elements (one ciphertext): cuFFT complex64 "
+                              "time and device-to-device copy GB/s (benchmarks/ntt_bench.py)"),
+                  results=rows)
+    args.out.mkdir(parents=True, exist_ok=True)
+    out = args.out / f"bfv-{slug}-{date}.json"
+    out.write_text(json.dumps(result, indent=1))
+    if os.environ.get("OUT"):
+        pathlib.Path(os.environ["OUT"], out.name).write_text(json.dumps(result, indent=1))
+    print(f"wrote {out}")
+    return 0 if all("error" not in r for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

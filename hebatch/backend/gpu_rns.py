@@ -1,0 +1,628 @@
+"""CuPy implementation of the RNS primitives (RnsOps) with the kernels of kernels/rns.cu.
+
+Every method validates its arguments on the host (shapes, dtypes, moduli), then launches one kernel
+on the current CUDA stream; nothing reads device data back or waits for the device (except once, when
+a constant table is first uploaded). Constant tables
+(modulus constants, base-conversion factors, scalars) are built with Python ints and uploaded once
+per (device, moduli) and kept.
+
+The kernels are plain grid-stride loops over (rows, coefficients), so `CupyRnsOps(xp=numpy,
+loader=...)` runs this very launch code on a CPU against a host build of the same kernel source (the
+tests do that where no GPU is present).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import threading
+
+import numpy as np
+
+from ..field import modulus_info
+from .gpu import MODCONST_DTYPE
+from .rns import RnsOps
+
+BLOCK = 256
+SMALL_BLOCK = 64
+SMALL_LAUNCH = 132 * 4 * BLOCK  # threads: fewer than this get blocks of SMALL_BLOCK
+MAX_GRID_Y = 65535
+MAX_SRC_LIMBS = 64  # RNS_MAX_SRC in kernels/rns.cu
+MAX_PARTS = 4  # RNS_MAX_PARTS
+MAX_MODULUS_BITS = 62
+_CACHE_LIMIT = 512  # scalar tables kept per instance before the cache is cleared
+
+
+def _check_moduli(moduli, name: str = "moduli") -> tuple[int, ...]:
+    if isinstance(moduli, (int, np.integer)) or not hasattr(moduli, "__len__"):
+        raise TypeError(f"{name} must be a sequence of ints (one per limb), got {type(moduli).__name__}")
+    out = tuple(int(q) for q in moduli)
+    if not out:
+        raise ValueError(f"{name} must not be empty")
+    return out
+
+
+def _modulus_rows(moduli, name: str):
+    """struct ModConst rows, floor(2^128/q) words and 2^128 mod q for each modulus (validated)."""
+    consts = np.zeros(len(moduli), dtype=MODCONST_DTYPE)
+    ratios = np.zeros((len(moduli), 2), dtype=np.uint64)
+    r128 = np.zeros(len(moduli), dtype=np.uint64)
+    for i, q in enumerate(moduli):
+        if q < 3 or q % 2 == 0 or q >= 2**MAX_MODULUS_BITS:
+            raise ValueError(f"{name}[{i}] = {q} must be an odd prime below 2**{MAX_MODULUS_BITS}")
+        info = modulus_info(q)  # raises for a composite
+        consts[i] = (q, info.barrett_mu, info.bits, 0)
+        ratio = (1 << 128) // q
+        ratios[i] = (ratio & (2**64 - 1), ratio >> 64)
+        r128[i] = (1 << 128) % q
+    return consts, ratios, r128
+
+
+def _shoup_rows(values, moduli) -> np.ndarray:
+    """Tw64 rows (w, floor(w 2^64 / q)) for reduced constants w."""
+    table = np.zeros((len(moduli), 2), dtype=np.uint64)
+    for i, (w, q) in enumerate(zip(values, moduli)):
+        w %= q
+        table[i] = (w, (w << 64) // q)
+    return table
+
+
+class CupyRnsOps(RnsOps):
+    """RNS primitives on CuPy arrays (see hebatch/backend/rns.py for the contract)."""
+
+    name = "gpu"
+
+    def __init__(self, xp=None, loader=None):
+        if xp is None:
+            import cupy as xp
+        self.xp = xp
+        self._loader = loader
+        self._lock = threading.Lock()
+        self._tables: dict = {}
+        self._plans: dict = {}
+        self._ndarray = xp.ndarray
+        cuda = getattr(xp, "cuda", None)
+        self._runtime = cuda.runtime if cuda is not None else None
+        self._functions: dict = {}
+        # Philox key and the starting call counter, both from the operating system's secure source
+        self._key = int.from_bytes(os.urandom(8), "little")
+        self._counter = int.from_bytes(os.urandom(8), "little")
+
+    # -- plumbing --------------------------------------------------------------------------------
+    def _device(self) -> int:
+        return self._runtime.getDevice() if self._runtime is not None else 0
+
+    def _function(self, name: str):
+        key = (self._device(), name)
+        fn = self._functions.get(key)
+        if fn is None:
+            if self._loader is not None:
+                module = self._loader()
+            else:
+                from .cuda import load_module
+
+                module = load_module("rns.cu")
+            fn = self._functions[key] = module.get_function(name)
+        return fn
+
+    def _cached(self, key, build):
+        """The device tables under key, built (and uploaded) on first use. The upload is waited for once,
+        so a table first used on one stream is complete when another stream reads it."""
+        key = (self._device(),) + key
+        value = self._tables.get(key)
+        if value is None:
+            value = build()
+            if self._runtime is not None:
+                self.xp.cuda.get_current_stream().synchronize()
+            with self._lock:
+                if len(self._tables) > _CACHE_LIMIT:
+                    self._tables.clear()
+                self._tables[key] = value
+        return value
+
+    def _modulus_tables(self, moduli, name="moduli"):
+        """(consts, ratios, r128) on the device for these moduli."""
+
+        def build():
+            consts, ratios, r128 = _modulus_rows(moduli, name)
+            return (self.xp.asarray(consts.view(np.uint8)), self.xp.asarray(ratios), self.xp.asarray(r128))
+
+        return self._cached(("moduli", moduli), build)
+
+    @staticmethod
+    def _geometry(rows, n):
+        """(grid, block) for `rows` rows of n coefficients: 256 threads per block, or 64 when that
+        leaves fewer than about four blocks per SM of a large GPU (small batches of heavy kernels)."""
+        block = BLOCK if rows * n >= SMALL_LAUNCH else SMALL_BLOCK
+        block = min(block, max(32, n))
+        return (-(-n // block), min(rows, MAX_GRID_Y)), (block,)
+
+    def _launch(self, name, rows, n, args):
+        if rows == 0 or n == 0:
+            return
+        grid, block = self._geometry(rows, n)
+        self._function(name)(grid, block, args)
+
+    def _next_counter(self) -> np.uint64:
+        with self._lock:
+            value = self._counter
+            self._counter = (self._counter + 1) % 2**64
+        return np.uint64(value)
+
+    # -- array checks ----------------------------------------------------------------------------
+    def _array(self, x, name, dtype=np.uint64):
+        if not isinstance(x, self.xp.ndarray):
+            raise TypeError(f"{name} must be a {self.xp.__name__} array, got {type(x).__module__}.{type(x).__name__}")
+        if x.dtype != dtype:
+            raise TypeError(f"{name} must have dtype {np.dtype(dtype).name}, got {x.dtype}")
+        if x.ndim < 2:
+            raise ValueError(f"{name} must have shape (..., limbs, n), got {x.shape}")
+        return x
+
+    def _result_shape(self, operands, moduli):
+        """The broadcast shape (..., L, n) of named operands, checked against the moduli."""
+        try:
+            shape = np.broadcast_shapes(*(x.shape for _, x in operands))
+        except ValueError:
+            raise ValueError("operands " + ", ".join(f"{nm} {x.shape}" for nm, x in operands)
+                             + " do not broadcast together") from None
+        n = shape[-1]
+        for nm, x in operands:
+            if x.shape[-1] != n:
+                raise ValueError(f"{nm} has {x.shape[-1]} coefficients, expected {n} (no broadcasting along n)")
+        if shape[-2] not in (1, len(moduli)):
+            raise ValueError(f"limb axis of size {shape[-2]} does not match {len(moduli)} moduli")
+        return shape[:-2] + (len(moduli), n)
+
+    # -- the contract ----------------------------------------------------------------------------
+    def asarray(self, x):
+        """A NumPy (or backend) array on the current device."""
+        return self.xp.asarray(x)
+
+    def to_host(self, x):
+        """A NumPy copy of x."""
+        return x.get() if hasattr(x, "get") else np.asarray(x)
+
+    def _plan_key(self, kernel, moduli, arrays):
+        """A hashable key of a call's static description, or None (then the call is planned afresh)."""
+        if type(moduli) is not tuple:
+            return None
+        try:
+            return (kernel, self._device(), moduli) + tuple(x.shape for x in arrays)
+        except AttributeError:
+            return None
+
+    def _plan_elementwise(self, kernel, names, arrays, moduli):
+        """Validate one call and bind everything but the arrays: (out shape, per-operand (materialised
+        shape or None, batch stride, limb stride), scalar tail of the arguments, grid, block)."""
+        moduli = _check_moduli(moduli)
+        operands = [(nm, self._array(x, nm)) for nm, x in zip(names, arrays)]
+        shape = self._result_shape(operands, moduli)
+        consts, _, _ = self._modulus_tables(moduli)
+        lead, limbs, n = shape[:-2], shape[-2], shape[-1]
+        batch = math.prod(lead)
+        layout = []
+        for _, x in operands:
+            if x.shape[-2] not in (1, limbs):
+                raise ValueError(f"limb axis of size {x.shape[-2]} does not match {limbs} moduli")
+            x_lead = (1,) * (len(lead) - (x.ndim - 2)) + tuple(x.shape[:-2])
+            if x_lead == tuple(lead):
+                materialise, bs = None, x.shape[-2] * n
+            elif all(d == 1 for d in x_lead):
+                materialise, bs = None, 0
+            else:  # broadcast along some batch axes only: materialised (rare)
+                materialise, bs = (x_lead + x.shape[-2:], tuple(lead) + x.shape[-2:]), x.shape[-2] * n
+            layout.append((materialise, np.int64(bs), np.int64(n if x.shape[-2] == limbs and limbs > 1 else 0)))
+        grid, block = self._geometry(batch * limbs, n)
+        tail = (np.int64(batch), np.int32(limbs), np.int64(n), consts)
+        return shape, layout, tail, grid, block
+
+    def _bind(self, x, layout):
+        materialise, bs, ls = layout
+        if materialise is not None:
+            x = self.xp.broadcast_to(x.reshape(materialise[0]), materialise[1])
+        if not x.flags.c_contiguous:
+            x = self.xp.ascontiguousarray(x)
+        return x, bs, ls
+
+    def _planned(self, kernel, names, arrays, moduli, planner, dtype=np.uint64):
+        key = self._plan_key(kernel, moduli, arrays)
+        plan = self._plans.get(key) if key is not None else None
+        if plan is None:
+            plan = planner(kernel, names, arrays, moduli, dtype) if dtype != np.uint64 else \
+                planner(kernel, names, arrays, moduli)
+            if key is not None:
+                if self._runtime is not None:  # a plan may hold freshly uploaded tables: see _cached
+                    self.xp.cuda.get_current_stream().synchronize()
+                with self._lock:
+                    if len(self._plans) > _CACHE_LIMIT:
+                        self._plans.clear()
+                    self._plans[key] = plan
+        else:  # the shapes and moduli were validated when the plan was made; check the types
+            for nm, x in zip(names, arrays):
+                if type(x) is not self._ndarray or x.dtype != dtype:
+                    self._array(x, nm, dtype)
+        return plan
+
+    def _elementwise(self, kernel, names, arrays, moduli):
+        shape, layout, tail, grid, block = self._planned(kernel, names, arrays, moduli, self._plan_elementwise)
+        out = self.xp.empty(shape, dtype=np.uint64)
+        if out.size == 0:
+            return out
+        args = [out]
+        for x, lay in zip(arrays, layout):
+            args += self._bind(x, lay)
+        while len(args) < 10:  # unused operand slots: any valid pointer, strides 0
+            args += [args[1], np.int64(0), np.int64(0)]
+        self._function(kernel)(grid, block, (*args, *tail))
+        return out
+
+    def add(self, a, b, moduli):
+        """(a + b) mod q_i, limb-axis broadcasting."""
+        return self._elementwise("rns_add", ("a", "b"), (a, b), moduli)
+
+    def sub(self, a, b, moduli):
+        """(a - b) mod q_i, limb-axis broadcasting."""
+        return self._elementwise("rns_sub", ("a", "b"), (a, b), moduli)
+
+    def neg(self, a, moduli):
+        """(-a) mod q_i."""
+        return self._elementwise("rns_neg", ("a",), (a,), moduli)
+
+    def mul(self, a, b, moduli):
+        """a * b mod q_i (pointwise), limb-axis broadcasting."""
+        return self._elementwise("rns_mul", ("a", "b"), (a, b), moduli)
+
+    def mul_add(self, a, b, c, moduli):
+        """(a * b + c) mod q_i, limb-axis broadcasting."""
+        return self._elementwise("rns_mul_add", ("a", "b", "c"), (a, b, c), moduli)
+
+    def mul_scalar(self, a, scalars, moduli):
+        """a * s_i mod q_i; scalars: one int per limb (or one int for all), any size."""
+        if isinstance(scalars, (int, np.integer)):
+            scalars = (int(scalars),) * len(moduli)
+        elif type(scalars) is not tuple:
+            scalars = tuple(scalars)
+        shape, layout, tail, grid, block = self._planned(("rns_mul_scalar", scalars), ("a",), (a,), moduli,
+                                                         self._plan_scalar)
+        out = self.xp.empty(shape, dtype=np.uint64)
+        if out.size:
+            self._function("rns_mul_scalar")(grid, block, (out, *self._bind(a, layout[0]), *tail))
+        return out
+
+    def _plan_scalar(self, kernel, names, arrays, moduli):
+        moduli = _check_moduli(moduli)
+        scalars = kernel[1]
+        if not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in scalars):
+            raise TypeError("scalars must be ints")
+        if len(scalars) != len(moduli):
+            raise ValueError(f"scalars has {len(scalars)} entries, expected one per modulus ({len(moduli)})")
+        shape, layout, tail, grid, block = self._plan_elementwise(kernel[0], names, arrays, moduli)
+        table = self.xp.asarray(_shoup_rows([int(v) for v in scalars], moduli))
+        return shape, layout, (table,) + tail, grid, block
+
+    def _lift(self, kernel, x, name, moduli, m=0, dtype=np.uint64):
+        shape, layout, tail, grid, block = self._planned((kernel, m), (name,), (x,), moduli, self._plan_lift, dtype)
+        out = self.xp.empty(shape, dtype=np.uint64)
+        if out.size:
+            self._function(kernel)(grid, block, (out, *self._bind(x, layout[0]), *tail))
+        return out
+
+    def _plan_lift(self, kernel, names, arrays, moduli, dtype=np.uint64):
+        moduli = _check_moduli(moduli)
+        x = self._array(arrays[0], names[0], dtype)
+        if x.shape[-2] != 1:
+            raise ValueError(f"{names[0]} must have a limb axis of size 1, got shape {x.shape}")
+        shape, layout, tail, grid, block = self._plan_elementwise(kernel[0], names, (x.view(np.uint64),), moduli)
+        _, ratios, _ = self._modulus_tables(moduli)
+        return shape, layout, (np.uint64(kernel[1]),) + tail + (ratios,), grid, block
+
+    def reduce(self, x, moduli):
+        """x: any uint64 values with a limb axis of size 1 -> x mod q_i for every limb."""
+        return self._lift("rns_reduce", x, "x", moduli)
+
+    def from_signed(self, x, moduli):
+        """x: int64 with |x| < 2**62, shape (..., n) or (..., 1, n) -> residues (..., L, n)."""
+        if not isinstance(x, self.xp.ndarray):
+            raise TypeError(f"x must be a {self.xp.__name__} array, got {type(x).__name__}")
+        if x.ndim < 1:
+            raise ValueError(f"x must have shape (..., n), got {x.shape}")
+        if x.ndim == 1 or x.shape[-2] != 1:
+            x = x[..., None, :]
+        return self._lift("rns_from_signed", x, "x", moduli, dtype=np.int64)
+
+    def centered_lift(self, x, m, moduli):
+        """x (..., 1, n) in [0, m): v = x if x <= m // 2 else x - m, as residues mod every q_i."""
+        m = int(m)
+        if not 2 <= m < 2**MAX_MODULUS_BITS:
+            raise ValueError(f"m must be between 2 and 2**{MAX_MODULUS_BITS} - 1, got {m}")
+        return self._lift("rns_centered_lift", x, "x", moduli, m=m)
+
+    def base_convert(self, x, src, dst):
+        """Fast base conversion y_j = sum_i [x_i (Q/q_i)^-1]_{q_i} (Q/q_i) mod p_j (no correction)."""
+        src, dst = _check_moduli(src, "src"), _check_moduli(dst, "dst")
+
+        def build():
+            _, qhat_inv, src_c, factors, dst_c, dst_r, dst_r128 = self._conversion_rows(src, dst)
+            return src_c, _shoup_rows(qhat_inv, src), dst_c, dst_r, dst_r128, factors
+
+        x = self._array(x, "x")
+        if x.shape[-2] != len(src):
+            raise ValueError(f"x has {x.shape[-2]} limbs but src has {len(src)} moduli")
+        tables = self._uploaded(("base", src, dst), build)
+        x, lead, bs = self._items(x, "x", 2, len(src))
+        n = x.shape[-1]
+        batch = math.prod(lead)
+        out = self.xp.empty(lead + (len(dst), n), dtype=np.uint64)
+        self._launch("rns_base_convert", batch, n,
+                     (out, x, bs, np.int64(batch), np.int32(len(src)), np.int32(len(dst)), np.int64(n), *tables))
+        return out
+
+    # -- fused steps (overrides of RnsOps' generic compositions) -------------------------------------
+    def _items(self, x, name, inner: int, limbs: int):
+        """x as (array, lead shape, batch stride in elements): each item, the last `inner` axes, must be
+        C-contiguous and the lead axes must collapse to one stride (views such as d[..., :L, :] qualify);
+        anything else is copied. The limb axis (-2) must have `limbs` entries."""
+        x = self._array(x, name)
+        if x.ndim < inner:
+            raise ValueError(f"{name} must have at least {inner} axes, got shape {x.shape}")
+        if x.shape[-2] != limbs:
+            raise ValueError(f"{name} has {x.shape[-2]} limbs, expected {limbs}")
+        lead, item_shape = x.shape[:-inner], x.shape[-inner:]
+        item_size = math.prod(item_shape)
+        isz = x.itemsize
+        ok = True
+        expected = isz
+        for extent, stride in zip(reversed(item_shape), reversed(x.strides[-inner:])):
+            if extent != 1 and stride != expected:
+                ok = False
+            expected *= extent
+        axes = [(e, st) for e, st in zip(lead, x.strides[:len(lead)]) if e != 1]
+        bs = axes[-1][1] if axes else item_size * isz
+        for (e0, s0), (e1, s1) in zip(axes, axes[1:]):
+            if s0 != s1 * e1:
+                ok = False
+        if not ok or bs < 0 or bs % isz:
+            x = self.xp.ascontiguousarray(x)
+            bs = item_size * isz
+        return x, lead, np.int64(bs // isz)
+
+    def _uploaded(self, key, build):
+        """Device copies of the host tables build() returns (a tuple of arrays and scalars), cached."""
+        def upload():
+            return tuple(self.xp.asarray(v) if isinstance(v, np.ndarray) else v for v in build())
+
+        return self._cached(key, upload)
+
+    def inner_product(self, x, key, moduli):
+        """Key-switching inner product: out[..., c, :, :] = sum_k x[..., k, :, :] * key[k, c, :, :] mod q_i.
+
+        x: (..., digits, L, n); key: (digits, parts, L, n) with parts <= 4; result (..., parts, L, n).
+        One kernel reads every digit once and accumulates all parts exactly before one reduction.
+        """
+        moduli = _check_moduli(moduli)
+        x, key = self._array(x, "x"), self._array(key, "key")
+        if x.ndim < 3 or key.ndim != 4:
+            raise ValueError(f"x must be (..., digits, L, n) and key (digits, parts, L, n); got {x.shape}, {key.shape}")
+        digits, limbs, n = x.shape[-3:]
+        if key.shape[0] != digits or key.shape[2:] != (limbs, n):
+            raise ValueError(f"key shape {key.shape} does not match x shape {x.shape}")
+        if limbs != len(moduli):
+            raise ValueError(f"x has {limbs} limbs but there are {len(moduli)} moduli")
+        parts = key.shape[1]
+        if not 1 <= parts <= MAX_PARTS:
+            raise ValueError(f"key has {parts} parts; at most {MAX_PARTS}")
+        consts, ratios, r128 = self._modulus_tables(moduli)
+        x, lead, bs = self._items(x, "x", 3, limbs)
+        key = self.xp.ascontiguousarray(key)
+        batch = math.prod(lead)
+        out = self.xp.empty(lead + (parts, limbs, n), dtype=np.uint64)
+        self._launch("rns_inner_product", batch * limbs, n,
+                     (out, x, bs, np.int64(limbs * n), key, np.int32(digits),
+                      np.int32(parts), np.int64(batch), np.int32(limbs), np.int64(n), consts, ratios, r128))
+        return out
+
+    def mod_down(self, x, moduli, special, add=None):
+        """(x_i - [x_p]_centered) * p^-1 mod q_i (+ add) in one kernel; x (..., L + 1, n) over moduli + (p,)."""
+        moduli = _check_moduli(moduli)
+        special = int(special)
+        limbs = len(moduli)
+        x, lead, x_bs = self._items(x, "x", 2, limbs + 1)
+        n = x.shape[-1]
+        if add is not None:
+            add, add_lead, add_bs = self._items(add, "add", 2, limbs)
+            if add_lead != lead or add.shape[-1] != n:
+                raise ValueError(f"add has shape {add.shape}, expected {lead + (limbs, n)}")
+        consts, ratios, _ = self._modulus_tables(moduli)
+
+        def build():
+            _modulus_rows((special,), "special")
+            if special in moduli:
+                raise ValueError("special must differ from the moduli")
+            return (_shoup_rows([pow(special, -1, q) for q in moduli], moduli),)
+
+        (p_inv,) = self._uploaded(("mod_down", moduli, special), build)
+        batch = math.prod(lead)
+        out = self.xp.empty(lead + (limbs, n), dtype=np.uint64)
+        self._launch("rns_mod_down", batch * limbs, n,
+                     (out, x, x_bs, add if add is not None else x, add_bs if add is not None else np.int64(0),
+                      np.int32(add is not None), np.uint64(special), p_inv, np.int64(batch), np.int32(limbs),
+                      np.int64(n), consts, ratios))
+        return out
+
+    def tensor(self, a, b, moduli):
+        """(a0 b0, a0 b1 + a1 b0, a1 b1) of a, b (..., 2, L, n) in one kernel."""
+        moduli = _check_moduli(moduli)
+        limbs = len(moduli)
+        a, lead, a_bs = self._items(a, "a", 3, limbs)
+        b, b_lead, b_bs = self._items(b, "b", 3, limbs)
+        if a.shape != b.shape or a.shape[-3] != 2:
+            raise ValueError(f"a and b must both have shape (..., 2, L, n); got {a.shape} and {b.shape}")
+        consts, _, _ = self._modulus_tables(moduli)
+        n = a.shape[-1]
+        batch = math.prod(lead)
+        out = self.xp.empty(lead + (3, limbs, n), dtype=np.uint64)
+        self._launch("rns_tensor", batch * limbs, n,
+                     (out, a, a_bs, b, b_bs, np.int64(batch), np.int32(limbs), np.int64(n), consts))
+        return out
+
+    @staticmethod
+    def _conversion_rows(src, dst):
+        """src ModConst rows, (Q/q_i)^-1 mod q_i, the factor matrix (Q/q_i) mod dst_j and dst tables."""
+        if len(src) > MAX_SRC_LIMBS:
+            raise ValueError(f"a base conversion takes at most {MAX_SRC_LIMBS} source moduli, got {len(src)}")
+        if len(set(src)) != len(src):
+            raise ValueError("source moduli must be distinct")
+        src_consts, _, _ = _modulus_rows(src, "src")
+        dst_consts, dst_ratios, dst_r128 = _modulus_rows(dst, "dst")
+        big = math.prod(src)
+        qhat = [big // q for q in src]
+        qhat_inv = [pow(h % q, -1, q) for h, q in zip(qhat, src)]
+        factors = np.array([[h % p for h in qhat] for p in dst], dtype=np.uint64).reshape(len(dst), len(src))
+        return big, qhat_inv, src_consts.view(np.uint8), factors, dst_consts.view(np.uint8), dst_ratios, dst_r128
+
+    def behz_extend(self, x, q, bsk, m_tilde):
+        """BEHZ exact extension q -> B_sk (FastBConv with m~ and the small Montgomery reduction) in one kernel."""
+        q, bsk = _check_moduli(q, "q"), _check_moduli(bsk, "bsk")
+        m_tilde = int(m_tilde)
+
+        def build():
+            big_q, qhat_inv, src_c, factors, dst_c, dst_r, dst_r128 = self._conversion_rows(q, bsk + (m_tilde,))
+            src_w = _shoup_rows([m_tilde * v for v in qhat_inv], q)
+            neg = _shoup_rows([(-pow(big_q, -1, m_tilde)) % m_tilde], (m_tilde,))[0]
+            return (src_c, src_w, dst_c, dst_r, dst_r128, factors, np.uint64(neg[0]), np.uint64(neg[1]),
+                    np.array([big_q % b for b in bsk], dtype=np.uint64),
+                    _shoup_rows([pow(m_tilde, -1, b) for b in bsk], bsk))
+
+        tables = self._uploaded(("behz_extend", q, bsk, m_tilde), build)
+        x, lead, bs = self._items(x, "x", 2, len(q))
+        n = x.shape[-1]
+        batch = math.prod(lead)
+        out = self.xp.empty(lead + (len(bsk), n), dtype=np.uint64)
+        self._launch("rns_behz_extend", batch, n,
+                     (out, x, bs, np.int64(batch), np.int32(len(q)), np.int32(len(bsk)), np.int64(n), *tables))
+        return out
+
+    def behz_floor(self, d_q, d_bsk, t, q, bsk):
+        """BEHZ fast floor (t d_bsk - FastBConv(t d_q)) * Q^-1 into B_sk in one kernel."""
+        q, bsk = _check_moduli(q, "q"), _check_moduli(bsk, "bsk")
+        t = int(t)
+
+        def build():
+            big_q, qhat_inv, src_c, factors, dst_c, dst_r, dst_r128 = self._conversion_rows(q, bsk)
+            return (src_c, _shoup_rows([t * v for v in qhat_inv], q), dst_c, dst_r, dst_r128, factors,
+                    _shoup_rows([t] * len(bsk), bsk), _shoup_rows([pow(big_q, -1, b) for b in bsk], bsk))
+
+        tables = self._uploaded(("behz_floor", q, bsk, t), build)
+        d_q, lead, dq_bs = self._items(d_q, "d_q", 2, len(q))
+        d_bsk, b_lead, db_bs = self._items(d_bsk, "d_bsk", 2, len(bsk))
+        if b_lead != lead or d_q.shape[-1] != d_bsk.shape[-1]:
+            raise ValueError(f"d_q {d_q.shape} and d_bsk {d_bsk.shape} must have the same batch axes and n")
+        n = d_q.shape[-1]
+        batch = math.prod(lead)
+        out = self.xp.empty(lead + (len(bsk), n), dtype=np.uint64)
+        self._launch("rns_behz_floor", batch, n,
+                     (out, d_q, dq_bs, d_bsk, db_bs, np.int64(batch), np.int32(len(q)), np.int32(len(bsk)),
+                      np.int64(n), *tables))
+        return out
+
+    def behz_sk(self, x, base_b, m_sk, q):
+        """Shenoy-Kumaresan conversion B u {m_sk} -> q in one kernel."""
+        base_b, q = _check_moduli(base_b, "base_b"), _check_moduli(q, "q")
+        m_sk = int(m_sk)
+
+        def build():
+            m_b, inv, src_c, factors, dst_c, dst_r, dst_r128 = self._conversion_rows(base_b, q + (m_sk,))
+            w = _shoup_rows([pow(m_b, -1, m_sk)], (m_sk,))[0]
+            return (src_c, _shoup_rows(inv, base_b), dst_c, dst_r, dst_r128, factors, np.uint64(w[0]),
+                    np.uint64(w[1]), np.array([m_b % p for p in q], dtype=np.uint64))
+
+        tables = self._uploaded(("behz_sk", base_b, m_sk, q), build)
+        x, lead, bs = self._items(x, "x", 2, len(base_b) + 1)
+        n = x.shape[-1]
+        batch = math.prod(lead)
+        out = self.xp.empty(lead + (len(q), n), dtype=np.uint64)
+        self._launch("rns_behz_sk", batch, n,
+                     (out, x, bs, np.int64(batch), np.int32(len(base_b)), np.int32(len(q)), np.int64(n), *tables))
+        return out
+
+    def automorphism(self, x, galois_elt, moduli, ntt_form):
+        """x(X) -> x(X^g) in Z_q[X]/(X^n + 1): coefficients (signed permutation) or NTT values (permutation)."""
+        moduli = _check_moduli(moduli)
+        x = self._array(x, "x")
+        n = x.shape[-1]
+        if n < 2 or n & (n - 1):
+            raise ValueError(f"n must be a power of two >= 2, got {n}")
+        g = int(galois_elt)
+        if g % 2 == 0 or not 0 < g < 2 * n:
+            raise ValueError(f"galois_elt must be odd and in (0, 2n) = (0, {2 * n}), got {g}")
+        if x.shape[-2] != len(moduli):
+            raise ValueError(f"x has {x.shape[-2]} limbs but there are {len(moduli)} moduli")
+        consts, _, _ = self._modulus_tables(moduli)
+        x = self.xp.ascontiguousarray(x)
+        out = self.xp.empty(x.shape, dtype=np.uint64)
+        limbs, batch = x.shape[-2], math.prod(x.shape[:-2])
+        log_n = n.bit_length() - 1
+        if ntt_form:
+            args = (out, x, np.int64(batch), np.int32(limbs), np.int32(log_n), np.uint64(g))
+        else:
+            args = (out, x, np.int64(batch), np.int32(limbs), np.int32(log_n), np.uint64(g), consts)
+        self._launch("rns_automorphism_ntt" if ntt_form else "rns_automorphism_coeff", batch * limbs, n, args)
+        return out
+
+    def ntt(self, x, moduli):
+        """Negacyclic NTT per limb, natural order (hb.ntt)."""
+        from ..ntt.api import ntt
+
+        return ntt(x, list(_check_moduli(moduli)), negacyclic=True, check=False)
+
+    def intt(self, x, moduli):
+        """Inverse negacyclic NTT per limb (hb.intt)."""
+        from ..ntt.api import intt
+
+        return intt(x, list(_check_moduli(moduli)), negacyclic=True, check=False)
+
+    # -- randomness ------------------------------------------------------------------------------
+    def _shape(self, shape, name="shape"):
+        shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(int(d) for d in shape)
+        if any(d < 0 for d in shape):
+            raise ValueError(f"{name} must have non-negative extents, got {shape}")
+        return shape
+
+    def random_uniform(self, shape, moduli):
+        """Uniform residues of shape (..., L, n) mod each limb's modulus (Philox, 128 bits per value)."""
+        moduli = _check_moduli(moduli)
+        shape = self._shape(shape)
+        if len(shape) < 2 or shape[-2] != len(moduli):
+            raise ValueError(f"shape must be (..., {len(moduli)}, n) for {len(moduli)} moduli, got {shape}")
+        consts, ratios, _ = self._modulus_tables(moduli)
+        out = self.xp.empty(shape, dtype=np.uint64)
+        batch, limbs, n = math.prod(shape[:-2]), shape[-2], shape[-1]
+        self._launch("rns_random_uniform", batch * limbs, n,
+                     (out, np.int64(batch), np.int32(limbs), np.int64(n), consts, ratios, np.uint64(self._key),
+                      self._next_counter()))
+        return out
+
+    def _flat_random(self, kernel, shape, extra=()):
+        shape = self._shape(shape)
+        out = self.xp.empty(shape, dtype=np.int64)
+        count = math.prod(shape)
+        if count >= 2**56:
+            raise ValueError(f"shape {shape} has too many elements for one call")
+        if count:
+            block = BLOCK
+            grid = (min(-(-count // block), 1 << 20),)
+            self._function(kernel)(grid, (block,), (out, np.int64(count), *extra, np.uint64(self._key),
+                                                    self._next_counter()))
+        return out
+
+    def random_ternary(self, shape):
+        """int64 values uniform in {-1, 0, 1}."""
+        return self._flat_random("rns_random_ternary", shape)
+
+    def random_gaussian(self, shape, sigma=3.2):
+        """int64 rounded Gaussian values of standard deviation sigma, tails cut at 6 sigma."""
+        sigma = float(sigma)
+        if not 0 < sigma < 2**40:
+            raise ValueError(f"sigma must be positive and finite, got {sigma}")
+        return self._flat_random("rns_random_gaussian", shape, (np.float64(sigma),))

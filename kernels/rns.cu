@@ -1,0 +1,545 @@
+// RNS element-wise kernels, fast base conversion, automorphisms and random sampling for BFV.
+//
+// Data is uint64, C-contiguous (batch, limbs, n); a kernel walks rows (batch * limbs) along grid y and
+// coefficients along grid x with grid-stride loops, so any grid (down to 1 x 1 blocks of 1 thread) covers
+// everything. Operands are addressed by (pointer, batch stride, limb stride) in elements; a stride of 0
+// broadcasts that axis. The coefficient stride is always 1. Limb l of a result uses consts[l].
+//
+// Reductions: Mod64 (modarith.cuh) for products of two reduced values; `wide_reduce` for any 128-bit
+// value (reduce, base conversion sums, random words), with ratio = floor(2^128 / q) per modulus.
+#include "modarith.cuh"
+
+#define RNS_MAX_SRC 64  // source limbs of one base conversion (checked on the host)
+
+// floor(2^128 / q) as two words, one entry per limb.
+struct __align__(16) WideRatio {
+    u64 lo, hi;
+};
+
+// x1 * 2^64 + x0 mod q for any 128-bit value and q < 2^63. The quotient estimate is the exact
+// floor(x * ratio / 2^128), which is floor(x / q) or one less, so one correction finishes.
+__device__ __forceinline__ u64 wide_reduce(u64 x1, u64 x0, u64 q, const WideRatio& r) {
+    const u64 lo_lo_hi = __umul64hi(x0, r.lo);
+    const u128 mid = (u128)lo_lo_hi + (u64)(x1 * r.lo) + (u64)(x0 * r.hi);
+    const u64 quot = x1 * r.hi + __umul64hi(x1, r.lo) + __umul64hi(x0, r.hi) + (u64)(mid >> 64);
+    const u64 rem = x0 - quot * q;
+    return rem >= q ? rem - q : rem;
+}
+
+// x * w mod q for any x < 2^64, a constant w < q with wq = floor(w 2^64 / q) (Shoup, exact quotient).
+__device__ __forceinline__ u64 shoup_mul(u64 x, const Tw64& t, u64 q) {
+    const u64 r = x * t.w - __umul64hi(x, t.wq) * q;
+    return r >= q ? r - q : r;
+}
+
+// A sum of up to 2^64 products of two words below 2^64, kept exactly in 192 bits.
+struct Acc192 {
+    u128 low;
+    u64 top;
+    __device__ __forceinline__ Acc192() : low(0), top(0) {}
+    __device__ __forceinline__ void add_product(u64 a, u64 b) {
+        const u128 p = (u128)a * b;
+        low += p;
+        top += low < p ? 1 : 0;
+    }
+    // The sum mod q; r128 = 2^128 mod q carries the top word in.
+    __device__ __forceinline__ u64 reduce(u64 q, const WideRatio& r, u64 r128) const {
+        u64 v = wide_reduce((u64)(low >> 64), (u64)low, q, r);
+        if (top) {
+            const u128 t = (u128)(top % q) * r128 + v;
+            v = wide_reduce((u64)(t >> 64), (u64)t, q, r);
+        }
+        return v;
+    }
+};
+
+#define ROWS_LOOP(rows)                                                            \
+    for (long long row = blockIdx.y; row < (rows); row += gridDim.y)
+#define COLS_LOOP(n)                                                                               \
+    for (long long col = blockIdx.x * (long long)blockDim.x + threadIdx.x; col < (n);           \
+         col += (long long)gridDim.x * blockDim.x)
+
+// ------------------------------------------------------------------------------------------------
+// Element-wise arithmetic. out: (batch, limbs, n) contiguous.
+// ------------------------------------------------------------------------------------------------
+
+// OP 0: a + b, 1: a - b, 2: a * b, 3: a * b + c, 4: -a.
+template <int OP>
+__device__ __forceinline__ void elementwise(u64* __restrict__ out, const u64* __restrict__ a, long long a_bs,
+                                            long long a_ls, const u64* __restrict__ b, long long b_bs,
+                                            long long b_ls, const u64* __restrict__ c, long long c_bs,
+                                            long long c_ls, long long batch, int limbs, long long n,
+                                            const ModConst* __restrict__ consts) {
+    ROWS_LOOP(batch * limbs) {
+        const long long bi = row / limbs;
+        const int l = (int)(row - bi * limbs);
+        const Mod64 M(consts[l]);
+        const u64* pa = a + bi * a_bs + l * a_ls;
+        const u64* pb = OP == 4 ? pa : b + bi * b_bs + l * b_ls;
+        const u64* pc = OP == 3 ? c + bi * c_bs + l * c_ls : pa;
+        u64* po = out + row * n;
+        COLS_LOOP(n) {
+            const u64 x = pa[col];
+            u64 r;
+            if (OP == 0) r = M.add(x, pb[col]);
+            else if (OP == 1) r = M.sub(x, pb[col]);
+            else if (OP == 2) r = M.mul(x, pb[col]);
+            else if (OP == 3) r = M.add(M.mul(x, pb[col]), pc[col]);
+            else r = x == 0 ? 0 : M.q - x;
+            po[col] = r;
+        }
+    }
+}
+
+#define ELEMENTWISE_ARGS                                                                                     \
+    u64 *__restrict__ out, const u64 *__restrict__ a, long long a_bs, long long a_ls, const u64 *__restrict__ b, \
+        long long b_bs, long long b_ls, const u64 *__restrict__ c, long long c_bs, long long c_ls,              \
+        long long batch, int limbs, long long n, const ModConst *__restrict__ consts
+#define ELEMENTWISE_PASS out, a, a_bs, a_ls, b, b_bs, b_ls, c, c_bs, c_ls, batch, limbs, n, consts
+
+extern "C" __global__ void rns_add(ELEMENTWISE_ARGS) { elementwise<0>(ELEMENTWISE_PASS); }
+extern "C" __global__ void rns_sub(ELEMENTWISE_ARGS) { elementwise<1>(ELEMENTWISE_PASS); }
+extern "C" __global__ void rns_mul(ELEMENTWISE_ARGS) { elementwise<2>(ELEMENTWISE_PASS); }
+extern "C" __global__ void rns_mul_add(ELEMENTWISE_ARGS) { elementwise<3>(ELEMENTWISE_PASS); }
+extern "C" __global__ void rns_neg(ELEMENTWISE_ARGS) { elementwise<4>(ELEMENTWISE_PASS); }
+
+// out = a * s_l mod q_l, one reduced scalar per limb with its Shoup companion.
+extern "C" __global__ void rns_mul_scalar(u64* __restrict__ out, const u64* __restrict__ a, long long a_bs,
+                                          long long a_ls, const Tw64* __restrict__ scalars, long long batch,
+                                          int limbs, long long n, const ModConst* __restrict__ consts) {
+    ROWS_LOOP(batch * limbs) {
+        const long long bi = row / limbs;
+        const int l = (int)(row - bi * limbs);
+        const u64 q = consts[l].q;
+        const Tw64 s = scalars[l];
+        const u64* pa = a + bi * a_bs + l * a_ls;
+        u64* po = out + row * n;
+        COLS_LOOP(n) po[col] = shoup_mul(pa[col], s, q);
+    }
+}
+
+// MODE 0 (reduce): any uint64 x -> x mod q_l.
+// MODE 1 (from_signed): int64 x with |x| < 2^62 -> x mod q_l.
+// MODE 2 (centered_lift): x in [0, m) -> v = x or x - m (x > m / 2) -> v mod q_l.
+template <int MODE>
+__device__ __forceinline__ void lift(u64* __restrict__ out, const u64* __restrict__ x, long long x_bs,
+                                     long long x_ls, u64 m, long long batch, int limbs, long long n,
+                                     const ModConst* __restrict__ consts, const WideRatio* __restrict__ ratios) {
+    const u64 half = m >> 1;
+    ROWS_LOOP(batch * limbs) {
+        const long long bi = row / limbs;
+        const int l = (int)(row - bi * limbs);
+        const u64 q = consts[l].q;
+        const WideRatio r = ratios[l];
+        const u64* px = x + bi * x_bs + l * x_ls;
+        u64* po = out + row * n;
+        COLS_LOOP(n) {
+            const u64 v = px[col];
+            u64 res;
+            if (MODE == 0) {
+                res = wide_reduce(0, v, q, r);
+            } else {
+                bool negative;
+                u64 magnitude;
+                if (MODE == 1) {
+                    negative = (long long)v < 0;
+                    magnitude = negative ? (u64)0 - v : v;
+                } else {
+                    negative = v > half;
+                    magnitude = negative ? m - v : v;
+                }
+                const u64 red = wide_reduce(0, magnitude, q, r);
+                res = negative && red != 0 ? q - red : red;
+            }
+            po[col] = res;
+        }
+    }
+}
+
+#define LIFT_ARGS                                                                                          \
+    u64 *__restrict__ out, const u64 *__restrict__ x, long long x_bs, long long x_ls, u64 m, long long batch, \
+        int limbs, long long n, const ModConst *__restrict__ consts, const WideRatio *__restrict__ ratios
+#define LIFT_PASS out, x, x_bs, x_ls, m, batch, limbs, n, consts, ratios
+
+extern "C" __global__ void rns_reduce(LIFT_ARGS) { lift<0>(LIFT_PASS); }
+extern "C" __global__ void rns_from_signed(LIFT_ARGS) { lift<1>(LIFT_PASS); }
+extern "C" __global__ void rns_centered_lift(LIFT_ARGS) { lift<2>(LIFT_PASS); }
+
+// ------------------------------------------------------------------------------------------------
+// Fast base conversion: x (batch, src_limbs, n) -> out (batch, dst_limbs, n),
+//   out_j = sum_i [x_i * qhat_inv_i]_{q_i} * qhat_ij  mod p_j,  qhat_ij = (Q / q_i) mod p_j.
+// One thread per (batch item, coefficient): the src_limbs scaled residues are computed once, then
+// each destination sum is accumulated exactly (192 bits) and reduced once.
+// ------------------------------------------------------------------------------------------------
+extern "C" __global__ void rns_base_convert(u64* __restrict__ out, const u64* __restrict__ x, long long x_bs,
+                                            long long batch, int src_limbs, int dst_limbs, long long n,
+                                            const ModConst* __restrict__ src_consts,
+                                            const Tw64* __restrict__ qhat_inv,
+                                            const ModConst* __restrict__ dst_consts,
+                                            const WideRatio* __restrict__ dst_ratios,
+                                            const u64* __restrict__ dst_r128,
+                                            const u64* __restrict__ qhat_mod_p) {  // [dst_limbs][src_limbs]
+    ROWS_LOOP(batch) {
+        const u64* px = x + row * x_bs;
+        u64* po = out + row * dst_limbs * n;
+        COLS_LOOP(n) {
+            u64 y[RNS_MAX_SRC];
+            for (int i = 0; i < src_limbs; ++i) y[i] = shoup_mul(px[i * n + col], qhat_inv[i], src_consts[i].q);
+            for (int j = 0; j < dst_limbs; ++j) {
+                const u64* c = qhat_mod_p + (long long)j * src_limbs;
+                Acc192 acc;
+                for (int i = 0; i < src_limbs; ++i) acc.add_product(y[i], c[i]);
+                po[j * n + col] = acc.reduce(dst_consts[j].q, dst_ratios[j], dst_r128[j]);
+            }
+        }
+    }
+}
+
+// ------------------------------------------------------------------------------------------------
+// Key-switching inner product: out[b, c] = sum_k x[b, k] * key[k, c] mod q_l over every limb l,
+// for `parts` key components at once (x read once). x: (batch, digits, limbs, n) with strides
+// (x_bs, x_ks, n); key: (digits, parts, limbs, n) contiguous; out: (batch, parts, limbs, n).
+// ------------------------------------------------------------------------------------------------
+#define RNS_MAX_PARTS 4
+// PARTS is a compile-time constant so the accumulators stay in registers.
+template <int PARTS>
+__device__ __forceinline__ void inner_product_body(u64* __restrict__ out, const u64* __restrict__ x, long long x_bs,
+                                                   long long x_ks, const u64* __restrict__ key, int digits,
+                                                   long long batch, int limbs, long long n,
+                                                   const ModConst* __restrict__ consts,
+                                                   const WideRatio* __restrict__ ratios,
+                                                   const u64* __restrict__ r128) {
+    const long long part_stride = limbs * n, digit_stride = PARTS * part_stride;
+    ROWS_LOOP(batch * limbs) {
+        const long long bi = row / limbs;
+        const int l = (int)(row - bi * limbs);
+        const u64 q = consts[l].q;
+        const WideRatio r = ratios[l];
+        const u64 r2 = r128[l];
+        const u64* px = x + bi * x_bs + l * n;
+        const u64* pk = key + l * n;
+        u64* po = out + bi * PARTS * part_stride + l * n;
+        COLS_LOOP(n) {
+            Acc192 acc[PARTS];
+            for (int k = 0; k < digits; ++k) {
+                const u64 v = px[k * x_ks + col];
+#pragma unroll
+                for (int c = 0; c < PARTS; ++c) acc[c].add_product(v, pk[k * digit_stride + c * part_stride + col]);
+            }
+#pragma unroll
+            for (int c = 0; c < PARTS; ++c) po[c * part_stride + col] = acc[c].reduce(q, r, r2);
+        }
+    }
+}
+
+extern "C" __global__ void rns_inner_product(u64* __restrict__ out, const u64* __restrict__ x, long long x_bs,
+                                             long long x_ks, const u64* __restrict__ key, int digits, int parts,
+                                             long long batch, int limbs, long long n,
+                                             const ModConst* __restrict__ consts,
+                                             const WideRatio* __restrict__ ratios, const u64* __restrict__ r128) {
+    switch (parts) {
+        case 1: inner_product_body<1>(out, x, x_bs, x_ks, key, digits, batch, limbs, n, consts, ratios, r128); break;
+        case 2: inner_product_body<2>(out, x, x_bs, x_ks, key, digits, batch, limbs, n, consts, ratios, r128); break;
+        case 3: inner_product_body<3>(out, x, x_bs, x_ks, key, digits, batch, limbs, n, consts, ratios, r128); break;
+        default: inner_product_body<4>(out, x, x_bs, x_ks, key, digits, batch, limbs, n, consts, ratios, r128); break;
+    }
+}
+
+// ------------------------------------------------------------------------------------------------
+// Fused steps of BFV (each equals a composition of the primitives above, residue for residue).
+// Inputs with a batch stride (`*_bs`, elements between batch items) may be views into larger arrays;
+// inside an item, limbs are n apart and coefficients adjacent.
+// ------------------------------------------------------------------------------------------------
+
+// sum_i y_i * c_i mod q, exactly.
+__device__ __forceinline__ u64 dot_mod(const u64* y, const u64* c, int count, u64 q, const WideRatio& r, u64 r128) {
+    Acc192 acc;
+    for (int i = 0; i < count; ++i) acc.add_product(y[i], c[i]);
+    return acc.reduce(q, r, r128);
+}
+
+// v in [0, m) lifted to (-m/2, m/2] and reduced mod q (the centered_lift of one value).
+__device__ __forceinline__ u64 centered_mod(u64 v, u64 m, u64 q, const WideRatio& r) {
+    const bool negative = v > (m >> 1);
+    const u64 red = wide_reduce(0, negative ? m - v : v, q, r);
+    return negative && red != 0 ? q - red : red;
+}
+
+// Key-switching mod-down: x (batch, limbs + 1, n) over (q_0 .. q_{L-1}, p) ->
+//   out_l = (x_l - centered(x_p)) * p^-1 mod q_l  [+ add_l when add != 0], out (batch, limbs, n).
+extern "C" __global__ void rns_mod_down(u64* __restrict__ out, const u64* __restrict__ x, long long x_bs,
+                                        const u64* __restrict__ add, long long add_bs, int has_add, u64 p,
+                                        const Tw64* __restrict__ p_inv, long long batch, int limbs, long long n,
+                                        const ModConst* __restrict__ consts, const WideRatio* __restrict__ ratios) {
+    ROWS_LOOP(batch * limbs) {
+        const long long bi = row / limbs;
+        const int l = (int)(row - bi * limbs);
+        const Mod64 M(consts[l]);
+        const WideRatio r = ratios[l];
+        const u64* px = x + bi * x_bs;
+        const u64* pa = add + bi * add_bs + l * n;
+        u64* po = out + row * n;
+        COLS_LOOP(n) {
+            const u64 lifted = centered_mod(px[limbs * n + col], p, M.q, r);
+            u64 v = shoup_mul(M.sub(px[l * n + col], lifted), p_inv[l], M.q);
+            if (has_add) v = M.add(v, pa[col]);
+            po[col] = v;
+        }
+    }
+}
+
+// Tensor product of two 2-component ciphertexts in NTT form: a, b (batch, 2, limbs, n) ->
+// out (batch, 3, limbs, n) = (a0 b0, a0 b1 + a1 b0, a1 b1).
+extern "C" __global__ void rns_tensor(u64* __restrict__ out, const u64* __restrict__ a, long long a_bs,
+                                      const u64* __restrict__ b, long long b_bs, long long batch, int limbs,
+                                      long long n, const ModConst* __restrict__ consts) {
+    const long long comp = limbs * n;
+    ROWS_LOOP(batch * limbs) {
+        const long long bi = row / limbs;
+        const int l = (int)(row - bi * limbs);
+        const Mod64 M(consts[l]);
+        const u64* pa = a + bi * a_bs + l * n;
+        const u64* pb = b + bi * b_bs + l * n;
+        u64* po = out + bi * 3 * comp + l * n;
+        COLS_LOOP(n) {
+            const u64 a0 = pa[col], a1 = pa[comp + col], b0 = pb[col], b1 = pb[comp + col];
+            po[col] = M.mul(a0, b0);
+            po[comp + col] = M.add(M.mul(a0, b1), M.mul(a1, b0));
+            po[2 * comp + col] = M.mul(a1, b1);
+        }
+    }
+}
+
+// BEHZ exact extension from q to B_sk with Montgomery reduction by m~ (SmMRq):
+//   y_j = FastBConv(m~ x, q -> B_sk u {m~})_j, r = -y_m~ / q mod m~,
+//   out_j = (y_j + centered(r) * (Q mod b_j)) / m~ mod b_j.
+// src_w_i = m~ (Q/q_i)^-1 mod q_i (Shoup); factors [dst_limbs + 1][src_limbs], the last row mod m~;
+// dst tables have dst_limbs + 1 rows (B_sk then m~); q_mod_dst[j] = Q mod b_j; m_inv[j] = m~^-1 mod b_j.
+extern "C" __global__ void rns_behz_extend(u64* __restrict__ out, const u64* __restrict__ x, long long x_bs,
+                                           long long batch, int src_limbs, int dst_limbs, long long n,
+                                           const ModConst* __restrict__ src_consts, const Tw64* __restrict__ src_w,
+                                           const ModConst* __restrict__ dst_consts,
+                                           const WideRatio* __restrict__ dst_ratios,
+                                           const u64* __restrict__ dst_r128, const u64* __restrict__ factors,
+                                           u64 neg_q_inv_mt_w, u64 neg_q_inv_mt_wq, const u64* __restrict__ q_mod_dst,
+                                           const Tw64* __restrict__ m_inv) {
+    Tw64 neg_q_inv_mt;
+    neg_q_inv_mt.w = neg_q_inv_mt_w;
+    neg_q_inv_mt.wq = neg_q_inv_mt_wq;
+    ROWS_LOOP(batch) {
+        const u64* px = x + row * x_bs;
+        u64* po = out + row * dst_limbs * n;
+        COLS_LOOP(n) {
+            u64 y[RNS_MAX_SRC];
+            for (int i = 0; i < src_limbs; ++i) y[i] = shoup_mul(px[i * n + col], src_w[i], src_consts[i].q);
+            const u64 mt = dst_consts[dst_limbs].q;
+            const u64 y_mt = dot_mod(y, factors + (long long)dst_limbs * src_limbs, src_limbs, mt,
+                                     dst_ratios[dst_limbs], dst_r128[dst_limbs]);
+            const u64 r = shoup_mul(y_mt, neg_q_inv_mt, mt);
+            for (int j = 0; j < dst_limbs; ++j) {
+                const Mod64 M(dst_consts[j]);
+                const u64 yj = dot_mod(y, factors + (long long)j * src_limbs, src_limbs, M.q, dst_ratios[j], dst_r128[j]);
+                const u64 lifted = centered_mod(r, mt, M.q, dst_ratios[j]);
+                po[j * n + col] = shoup_mul(M.add(yj, M.mul(lifted, q_mod_dst[j])), m_inv[j], M.q);
+            }
+        }
+    }
+}
+
+// BEHZ fast floor of t d / q into B_sk: d given over q (d_q) and over B_sk (d_b);
+//   out_j = (t d_b_j - FastBConv(t d_q, q -> B_sk)_j) * Q^-1 mod b_j, out (batch, dst_limbs, n).
+// src_w_i = t (Q/q_i)^-1 mod q_i (Shoup); t_dst[j] = t mod b_j, q_inv[j] = Q^-1 mod b_j (Shoup).
+extern "C" __global__ void rns_behz_floor(u64* __restrict__ out, const u64* __restrict__ d_q, long long dq_bs,
+                                          const u64* __restrict__ d_b, long long db_bs, long long batch,
+                                          int src_limbs, int dst_limbs, long long n,
+                                          const ModConst* __restrict__ src_consts, const Tw64* __restrict__ src_w,
+                                          const ModConst* __restrict__ dst_consts,
+                                          const WideRatio* __restrict__ dst_ratios, const u64* __restrict__ dst_r128,
+                                          const u64* __restrict__ factors, const Tw64* __restrict__ t_dst,
+                                          const Tw64* __restrict__ q_inv) {
+    ROWS_LOOP(batch) {
+        const u64* pq = d_q + row * dq_bs;
+        const u64* pb = d_b + row * db_bs;
+        u64* po = out + row * dst_limbs * n;
+        COLS_LOOP(n) {
+            u64 y[RNS_MAX_SRC];
+            for (int i = 0; i < src_limbs; ++i) y[i] = shoup_mul(pq[i * n + col], src_w[i], src_consts[i].q);
+            for (int j = 0; j < dst_limbs; ++j) {
+                const Mod64 M(dst_consts[j]);
+                const u64 conv = dot_mod(y, factors + (long long)j * src_limbs, src_limbs, M.q, dst_ratios[j], dst_r128[j]);
+                const u64 td = shoup_mul(pb[j * n + col], t_dst[j], M.q);
+                po[j * n + col] = shoup_mul(M.sub(td, conv), q_inv[j], M.q);
+            }
+        }
+    }
+}
+
+// Shenoy-Kumaresan conversion from B_sk = B u {m_sk} to q: x (batch, src_limbs + 1, n), the last limb m_sk;
+//   c = FastBConv(x_B, B -> q u {m_sk}), alpha = (c_msk - x_msk) M_B^-1 mod m_sk,
+//   out_j = c_j - centered(alpha) * (M_B mod q_j) mod q_j, out (batch, dst_limbs, n).
+// src_w_i = (M_B/b_i)^-1 mod b_i (Shoup); factors [dst_limbs + 1][src_limbs], the last row mod m_sk;
+// dst tables have dst_limbs + 1 rows (q then m_sk); mb_mod_dst[j] = M_B mod q_j.
+extern "C" __global__ void rns_behz_sk(u64* __restrict__ out, const u64* __restrict__ x, long long x_bs,
+                                       long long batch, int src_limbs, int dst_limbs, long long n,
+                                       const ModConst* __restrict__ src_consts, const Tw64* __restrict__ src_w,
+                                       const ModConst* __restrict__ dst_consts,
+                                       const WideRatio* __restrict__ dst_ratios, const u64* __restrict__ dst_r128,
+                                       const u64* __restrict__ factors, u64 mb_inv_msk_w, u64 mb_inv_msk_wq,
+                                       const u64* __restrict__ mb_mod_dst) {
+    Tw64 mb_inv_msk;
+    mb_inv_msk.w = mb_inv_msk_w;
+    mb_inv_msk.wq = mb_inv_msk_wq;
+    ROWS_LOOP(batch) {
+        const u64* px = x + row * x_bs;
+        u64* po = out + row * dst_limbs * n;
+        COLS_LOOP(n) {
+            u64 y[RNS_MAX_SRC];
+            for (int i = 0; i < src_limbs; ++i) y[i] = shoup_mul(px[i * n + col], src_w[i], src_consts[i].q);
+            const Mod64 Ms(dst_consts[dst_limbs]);
+            const u64 c_msk = dot_mod(y, factors + (long long)dst_limbs * src_limbs, src_limbs, Ms.q,
+                                      dst_ratios[dst_limbs], dst_r128[dst_limbs]);
+            const u64 alpha = shoup_mul(Ms.sub(c_msk, px[src_limbs * n + col]), mb_inv_msk, Ms.q);
+            for (int j = 0; j < dst_limbs; ++j) {
+                const Mod64 M(dst_consts[j]);
+                const u64 c = dot_mod(y, factors + (long long)j * src_limbs, src_limbs, M.q, dst_ratios[j], dst_r128[j]);
+                const u64 lifted = centered_mod(alpha, Ms.q, M.q, dst_ratios[j]);
+                po[j * n + col] = M.sub(c, M.mul(lifted, mb_mod_dst[j]));
+            }
+        }
+    }
+}
+
+// ------------------------------------------------------------------------------------------------
+// Automorphisms x(X) -> x(X^g), g odd, in Z_q[X]/(X^n + 1). Rows are independent (the sign needs q).
+// ------------------------------------------------------------------------------------------------
+
+// Coefficients: x_i X^i -> x_i X^(i g mod 2n), negated when i g mod 2n >= n.
+extern "C" __global__ void rns_automorphism_coeff(u64* __restrict__ out, const u64* __restrict__ x,
+                                                  long long batch, int limbs, int log_n, u64 g,
+                                                  const ModConst* __restrict__ consts) {
+    const long long n = 1ll << log_n;
+    const u64 mask = 2 * (u64)n - 1;
+    ROWS_LOOP(batch * limbs) {
+        const int l = (int)(row % limbs);
+        const u64 q = consts[l].q;
+        const u64* px = x + row * n;
+        u64* po = out + row * n;
+        COLS_LOOP(n) {
+            const u64 e = ((u64)col * g) & mask;
+            const u64 v = px[col];
+            if (e >= (u64)n) po[e - n] = v == 0 ? 0 : q - v;
+            else po[e] = v;
+        }
+    }
+}
+
+// Negacyclic NTT values in natural order: X_k = x(psi^(2k+1)), so the image has
+// Y_k = X_k' with 2k' + 1 = g (2k + 1) mod 2n (a permutation, no signs).
+extern "C" __global__ void rns_automorphism_ntt(u64* __restrict__ out, const u64* __restrict__ x,
+                                                long long batch, int limbs, int log_n, u64 g) {
+    const long long n = 1ll << log_n;
+    const u64 mask = 2 * (u64)n - 1;
+    ROWS_LOOP(batch * limbs) {
+        const u64* px = x + row * n;
+        u64* po = out + row * n;
+        COLS_LOOP(n) {
+            const u64 src = ((((u64)(2 * col + 1)) * g) & mask) >> 1;
+            po[col] = px[src];
+        }
+    }
+}
+
+// ------------------------------------------------------------------------------------------------
+// Random sampling: Philox-4x32-10 (Salmon et al.), key from the host's secure source, counter =
+// (column, row, call counter low, call counter high) so every element of every call gets its own block.
+// ------------------------------------------------------------------------------------------------
+struct Philox4 {
+    u32 v[4];
+};
+
+__device__ __forceinline__ Philox4 philox4x32_10(u32 c0, u32 c1, u32 c2, u32 c3, u32 k0, u32 k1) {
+    const u32 M0 = 0xD2511F53u, M1 = 0xCD9E8D57u, W0 = 0x9E3779B9u, W1 = 0xBB67AE85u;
+#pragma unroll
+    for (int round = 0; round < 10; ++round) {
+        const u32 hi0 = __umulhi(M0, c0), lo0 = M0 * c0;
+        const u32 hi1 = __umulhi(M1, c2), lo1 = M1 * c2;
+        const u32 n0 = hi1 ^ c1 ^ k0, n2 = hi0 ^ c3 ^ k1;
+        c0 = n0;
+        c1 = lo1;
+        c2 = n2;
+        c3 = lo0;
+        k0 += W0;
+        k1 += W1;
+    }
+    Philox4 r;
+    r.v[0] = c0;
+    r.v[1] = c1;
+    r.v[2] = c2;
+    r.v[3] = c3;
+    return r;
+}
+
+// A test hook: out[0..3] = Philox-4x32-10(counter, key), to compare with published answers.
+extern "C" __global__ void rns_philox_block(u32* __restrict__ out, u32 c0, u32 c1, u32 c2, u32 c3, u32 k0,
+                                           u32 k1) {
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        const Philox4 r = philox4x32_10(c0, c1, c2, c3, k0, k1);
+        for (int i = 0; i < 4; ++i) out[i] = r.v[i];
+    }
+}
+
+// Uniform residues mod q_l: 128 random bits reduced (bias below q / 2^128 < 2^-66).
+extern "C" __global__ void rns_random_uniform(u64* __restrict__ out, long long batch, int limbs, long long n,
+                                             const ModConst* __restrict__ consts,
+                                             const WideRatio* __restrict__ ratios, u64 key, u64 counter) {
+    ROWS_LOOP(batch * limbs) {
+        const int l = (int)(row % limbs);
+        const u64 q = consts[l].q;
+        const WideRatio r = ratios[l];
+        u64* po = out + row * n;
+        COLS_LOOP(n) {
+            // the row goes in the high bits of the first word pair with the column: rows * n < 2^64
+            const u64 index = (u64)row * (u64)n + (u64)col;
+            const Philox4 b = philox4x32_10((u32)index, (u32)(index >> 32), (u32)counter, (u32)(counter >> 32),
+                                            (u32)key, (u32)(key >> 32));
+            const u64 hi = ((u64)b.v[0] << 32) | b.v[1], lo = ((u64)b.v[2] << 32) | b.v[3];
+            po[col] = wide_reduce(hi, lo, q, r);
+        }
+    }
+}
+
+// Ternary {-1, 0, 1} as int64, uniform: 128 random bits mod 3 (2^64 = 1 mod 3; bias below 2^-126).
+extern "C" __global__ void rns_random_ternary(long long* __restrict__ out, long long count, u64 key, u64 counter) {
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < count;
+         i += (long long)gridDim.x * blockDim.x) {
+        const Philox4 b = philox4x32_10((u32)i, (u32)((u64)i >> 32), (u32)counter, (u32)(counter >> 32), (u32)key,
+                                        (u32)(key >> 32));
+        const u64 hi = ((u64)b.v[0] << 32) | b.v[1], lo = ((u64)b.v[2] << 32) | b.v[3];
+        const u64 r = (hi % 3 + lo % 3) % 3;
+        out[i] = (long long)r - 1;
+    }
+}
+
+// Rounded Gaussian: Box-Muller on two 53-bit uniforms, draws beyond 6 sigma rejected and redrawn with
+// the next counter word (after 16 rejections, probability < 2^-400, the value is clamped).
+extern "C" __global__ void rns_random_gaussian(long long* __restrict__ out, long long count, double sigma,
+                                              u64 key, u64 counter) {
+    const double bound = 6.0 * sigma;
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < count;
+         i += (long long)gridDim.x * blockDim.x) {
+        double z = 0.0;
+        for (u32 attempt = 0; attempt < 16; ++attempt) {
+            // the attempt number goes in the top bits of the index word pair (count < 2^56)
+            const u64 word = (u64)i | ((u64)attempt << 56);
+            const Philox4 b = philox4x32_10((u32)word, (u32)(word >> 32), (u32)counter, (u32)(counter >> 32),
+                                            (u32)key, (u32)(key >> 32));
+            const u64 a = ((u64)b.v[0] << 32) | b.v[1], c = ((u64)b.v[2] << 32) | b.v[3];
+            const double u1 = (double)((a >> 11) + 1) * 0x1.0p-53;  // (0, 1]
+            const double u2 = (double)(c >> 11) * 0x1.0p-53;        // [0, 1)
+            z = sigma * sqrt(-2.0 * log(u1)) * cospi(2.0 * u2);
+            if (fabs(z) <= bound) break;
+            z = z > 0 ? bound : -bound;
+        }
+        out[i] = __double2ll_rn(z);
+    }
+}

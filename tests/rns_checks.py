@@ -1,0 +1,365 @@
+"""Checks of an RnsOps implementation against exact Python-int oracles, shared by the GPU tests and
+the CPU tests that run the GPU kernels' host build. Every check draws fresh random data and plants
+the edge values 0 and q - 1."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+import hebatch as hb
+
+PHILOX_ANSWERS = [  # Philox-4x32-10 known answers (counter c0..c3, key k0 k1 -> output), Salmon et al.
+    ((0, 0, 0, 0, 0, 0), (0x6627E8D5, 0xE169C58D, 0xBC57AC4C, 0x9B00DBD8)),
+    ((0xFFFFFFFF,) * 6, (0x408F276D, 0x41C83B0E, 0xA20BC7C6, 0x6D5451FD)),
+    ((0x243F6A88, 0x85A308D3, 0x13198A2E, 0x03707344, 0xA4093822, 0x299F31D0),
+     (0xD16CFE09, 0x94FDCCEB, 0x5001E420, 0x24126EA1)),
+]
+
+
+def moduli_for(n: int, limbs: int, bits=(61, 55, 40, 30)) -> tuple[int, ...]:
+    """`limbs` distinct NTT primes for n, taking bit sizes in turn (61 bits first)."""
+    per = -(-limbs // len(bits))
+    groups = [hb.ntt_primes(b, n, per) for b in bits]
+    return tuple([g[i] for i in range(per) for g in groups][:limbs])
+
+
+def residues(rng, lead, moduli, n, edges=True) -> np.ndarray:
+    """Random reduced residues of shape lead + (L, n) with 0 and q - 1 planted at the start of each row."""
+    x = np.empty(tuple(lead) + (len(moduli), n), dtype=np.uint64)
+    for i, q in enumerate(moduli):
+        x[..., i, :] = rng.integers(0, q, size=tuple(lead) + (n,), dtype=np.uint64)
+        if edges and n >= 4:
+            x[..., i, 0], x[..., i, 1], x[..., i, 2] = 0, q - 1, q // 2
+    return x
+
+
+def obj(x) -> np.ndarray:
+    return np.asarray(x).astype(object)
+
+
+def qcol(moduli) -> np.ndarray:
+    return np.array(moduli, dtype=object)[:, None]
+
+
+def check_equal(got, want, what):
+    got = np.asarray(got)
+    assert got.dtype == np.uint64, (what, got.dtype)
+    assert got.shape == np.shape(want), (what, got.shape, np.shape(want))
+    bad = np.argwhere(got.astype(object) != want)
+    assert bad.size == 0, f"{what}: {len(bad)} wrong entries, first at {tuple(bad[0])}"
+
+
+def check_elementwise(ops, rng, lead, n, moduli, to_host, reference=None):
+    """add, sub, mul, mul_add, neg, mul_scalar, with limb-axis and batch broadcasting and edge values."""
+    xp = ops.xp
+    a = residues(rng, lead, moduli, n)
+    b = residues(rng, lead, moduli, n)
+    c = residues(rng, lead, moduli, n)
+    q = qcol(moduli)
+    qmin = min(moduli)
+    b1 = rng.integers(0, qmin, size=tuple(lead) + (1, n), dtype=np.uint64)  # limb axis of size 1
+    b1[..., 0, -1] = qmin - 1
+    c0 = residues(rng, (), moduli, n)  # no batch axes: broadcast over the batch
+    da, db, dc, db1, dc0 = (ops.asarray(v) for v in (a, b, c, b1, c0))
+    A, B, C, B1, C0 = obj(a), obj(b), obj(c), obj(b1), obj(c0)
+    cases = {
+        "add": (ops.add(da, db, moduli), (A + B) % q),
+        "sub": (ops.sub(da, db, moduli), (A - B) % q),
+        "mul": (ops.mul(da, db, moduli), (A * B) % q),
+        "mul_add": (ops.mul_add(da, db, dc, moduli), (A * B + C) % q),
+        "neg": (ops.neg(da, moduli), (-A) % q),
+        "add limb-broadcast": (ops.add(da, db1, moduli), (A + B1) % q),
+        "sub limb-broadcast first": (ops.sub(db1, da, moduli), (B1 - A) % q),
+        "mul limb-broadcast": (ops.mul(db1, da, moduli), (A * B1) % q),
+        "mul_add broadcast": (ops.mul_add(da, db1, dc0, moduli), (A * B1 + C0) % q),
+        "mul batch-broadcast": (ops.mul(dc0, db, moduli), (C0 * B) % q),
+    }
+    scalars = [int(rng.integers(0, 2**63)) * 2**70 + int(rng.integers(0, 2**63)) for _ in moduli]
+    scalars[0] = moduli[0] - 1
+    cases["mul_scalar"] = (ops.mul_scalar(da, scalars, moduli), (A * np.array(scalars, dtype=object)[:, None]) % q)
+    for what, (got, want) in cases.items():
+        got = to_host(got)
+        check_equal(got, want, what)
+        if reference is not None:
+            check_equal(got, obj(_reference_call(reference, what, a, b, c, b1, c0, scalars, moduli)), what + " vs cpu")
+
+
+def _reference_call(ref, what, a, b, c, b1, c0, scalars, moduli):
+    return {
+        "add": lambda: ref.add(a, b, moduli), "sub": lambda: ref.sub(a, b, moduli),
+        "mul": lambda: ref.mul(a, b, moduli), "mul_add": lambda: ref.mul_add(a, b, c, moduli),
+        "neg": lambda: ref.neg(a, moduli), "add limb-broadcast": lambda: ref.add(a, b1, moduli),
+        "sub limb-broadcast first": lambda: ref.sub(b1, a, moduli), "mul limb-broadcast": lambda: ref.mul(b1, a, moduli),
+        "mul_add broadcast": lambda: ref.mul_add(a, b1, c0, moduli), "mul batch-broadcast": lambda: ref.mul(c0, b, moduli),
+        "mul_scalar": lambda: ref.mul_scalar(a, scalars, moduli),
+    }[what]()
+
+
+def check_lifts(ops, rng, lead, n, moduli, to_host, reference=None):
+    """reduce, from_signed (both input shapes), centered_lift (odd and even m)."""
+    q = qcol(moduli)
+    x = rng.integers(0, 2**64, size=tuple(lead) + (1, n), dtype=np.uint64)
+    x[..., 0, :3] = (0, 2**64 - 1, moduli[0])
+    got = to_host(ops.reduce(ops.asarray(x), moduli))
+    check_equal(got, obj(x) % q, "reduce")
+    if reference is not None:
+        check_equal(got, obj(reference.reduce(x, moduli)), "reduce vs cpu")
+
+    s = rng.integers(-(2**62) + 1, 2**62, size=tuple(lead) + (n,), dtype=np.int64)
+    s[..., :4] = (0, -1, 2**62 - 1, -(2**62) + 1)
+    s[..., 4:8] = rng.integers(-20, 21, size=4)
+    s[..., 8] = -moduli[0]  # negative multiple of q: residue 0, not q
+    want = obj(s)[..., None, :] % q
+    for shape_name, arg in (("(..., n)", s), ("(..., 1, n)", s[..., None, :])):
+        got = to_host(ops.from_signed(ops.asarray(arg), moduli))
+        check_equal(got, want, f"from_signed {shape_name}")
+        if reference is not None:
+            check_equal(got, obj(reference.from_signed(arg, moduli)), f"from_signed {shape_name} vs cpu")
+
+    for m in (65537, 2**61 - 1, int(rng.integers(2, 2**62)) & ~1 or 2):
+        v = rng.integers(0, m, size=tuple(lead) + (1, n), dtype=np.uint64)
+        v[..., 0, :4] = (0, m - 1, m // 2, (m + 1) // 2 % m)
+        if m > 2 * moduli[-1]:
+            v[..., 0, 4] = m - moduli[-1]  # negative multiple of the last modulus: residue 0
+        V = obj(v)
+        signed = np.where(V > m // 2, V - m, V)
+        got = to_host(ops.centered_lift(ops.asarray(v), m, moduli))
+        check_equal(got, signed % q, f"centered_lift m={m}")
+        if reference is not None:
+            check_equal(got, obj(reference.centered_lift(v, m, moduli)), f"centered_lift m={m} vs cpu")
+
+
+def base_convert_oracle(x, src, dst):
+    big_q = 1
+    for q in src:
+        big_q *= q
+    X = obj(x)
+    total = 0
+    for i, q in enumerate(src):
+        qhat = big_q // q
+        t = X[..., i, :] * pow(qhat % q, -1, q) % q
+        total = total + t[..., None, :] * np.array([qhat % p for p in dst], dtype=object)[:, None]
+    return total % qcol(dst)
+
+
+def check_base_convert(ops, rng, lead, n, src, dst, to_host, reference=None):
+    x = residues(rng, lead, src, n)
+    x[..., :, 3] = np.array(src, dtype=np.uint64) - np.uint64(1)  # every limb at q - 1 in one column
+    got = to_host(ops.base_convert(ops.asarray(x), src, dst))
+    check_equal(got, base_convert_oracle(x, src, dst), f"base_convert {len(src)}->{len(dst)}")
+    if reference is not None:
+        check_equal(got, obj(reference.base_convert(x, src, dst)), "base_convert vs cpu")
+
+
+def check_inner_product(ops, rng, lead, digits, n, moduli, to_host, parts=2):
+    x = np.stack([residues(rng, lead, moduli, n) for _ in range(digits)], axis=-3)
+    key = np.stack([np.stack([residues(rng, (), moduli, n) for _ in range(parts)]) for _ in range(digits)])
+    x[..., :, :, 5] = np.array(moduli, dtype=np.uint64) - np.uint64(1)
+    key[:, :, :, 5] = np.array(moduli, dtype=np.uint64) - np.uint64(1)
+    got = to_host(ops.inner_product(ops.asarray(x), ops.asarray(key), moduli))
+    X, K = obj(x), obj(key)
+    want = sum(X[..., k, None, :, :] * K[k] for k in range(digits)) % qcol(moduli)
+    check_equal(got, want, f"inner_product digits={digits}")
+
+
+def automorphism_coeff_oracle(x, g, moduli):
+    n = x.shape[-1]
+    e = (np.arange(n, dtype=object) * g) % (2 * n)
+    out = np.empty(x.shape, dtype=object)
+    X = obj(x)
+    q = qcol(moduli)
+    out[..., (e % n).astype(np.int64)] = np.where(e >= n, (-X) % q, X)
+    return out
+
+
+def check_automorphism(ops, rng, lead, n, moduli, to_host, ntt_reference=True, reference=None):
+    x = residues(rng, lead, moduli, n)
+    x[..., n - 1] = 0  # wraps past n for g = 2n - 1: -0 must stay 0
+    for g in sorted({3, 5, 2 * n - 1, int(rng.integers(0, n)) * 2 + 1}):
+        got = to_host(ops.automorphism(ops.asarray(x), g, moduli, ntt_form=False))
+        check_equal(got, automorphism_coeff_oracle(x, g, moduli), f"automorphism coeff g={g}")
+        if ntt_reference:
+            # the NTT form commutes with the transform: NTT(x(X^g)) = perm(NTT(x))
+            X = hb.ntt(x, list(moduli), negacyclic=True)
+            got_ntt = to_host(ops.automorphism(ops.asarray(X), g, moduli, ntt_form=True))
+            check_equal(got_ntt, obj(hb.ntt(np.asarray(got), list(moduli), negacyclic=True)),
+                        f"automorphism ntt g={g}")
+        if reference is not None:
+            check_equal(got, obj(reference.automorphism(x, g, moduli, False)), f"automorphism coeff g={g} vs cpu")
+
+
+def check_random(ops, to_host, n=4096, moduli=None):
+    """Distribution sanity with tolerances of >= 8 standard deviations (a failure means a bug)."""
+    moduli = moduli or moduli_for(n, 4)
+    shape = (16, len(moduli), n)
+    u = to_host(ops.random_uniform(shape, moduli))
+    u2 = to_host(ops.random_uniform(shape, moduli))
+    assert u.dtype == np.uint64 and u.shape == shape
+    assert not (u == u2).all(), "two calls gave the same values: the counter does not advance"
+    count = shape[0] * n
+    for i, q in enumerate(moduli):
+        limb = u[:, i, :]
+        assert (limb < np.uint64(q)).all(), f"uniform: a value >= q in limb {i}"
+        mean = float(np.mean(limb.astype(np.float64))) / q
+        assert abs(mean - 0.5) < 8 * (1 / 12 / count) ** 0.5, f"uniform limb {i}: mean/q {mean}"
+        top = float(np.mean(limb.astype(np.float64) >= q / 2))
+        assert abs(top - 0.5) < 8 * (0.25 / count) ** 0.5, f"uniform limb {i}: P(x >= q/2) {top}"
+        low_bit = float(np.mean(limb & np.uint64(1)))
+        assert abs(low_bit - 0.5) < 8 * (0.25 / count) ** 0.5, f"uniform limb {i}: P(odd) {low_bit}"
+
+    size = 1 << 20
+    t = to_host(ops.random_ternary((16, size // 16)))
+    assert t.dtype == np.int64 and t.shape == (16, size // 16)
+    assert set(np.unique(t).tolist()) <= {-1, 0, 1}
+    for v in (-1, 0, 1):
+        freq = float(np.mean(t == v))
+        assert abs(freq - 1 / 3) < 8 * ((2 / 9) / size) ** 0.5, f"ternary: P({v}) = {freq}"
+    assert not (t == to_host(ops.random_ternary((16, size // 16)))).all()
+
+    sigma = 3.2
+    e = to_host(ops.random_gaussian((size,), sigma))
+    assert e.dtype == np.int64 and e.shape == (size,)
+    assert np.abs(e).max() <= round(6 * sigma), "gaussian: a value beyond the 6 sigma cut"
+    std = float(np.std(e.astype(np.float64)))
+    want_std = (sigma**2 + 1 / 12) ** 0.5  # rounding adds the variance of a uniform on [-1/2, 1/2]
+    assert abs(std - want_std) < 0.03, f"gaussian std {std}, expected {want_std}"
+    assert abs(float(np.mean(e))) < 8 * sigma / size**0.5, f"gaussian mean {np.mean(e)}"
+    within = float(np.mean(np.abs(e) <= 3))  # P(|round(z)| <= 3) = P(|z| < 3.5)
+    want = math.erf(3.5 / sigma / 2**0.5)
+    assert abs(within - want) < 8 * (want * (1 - want) / size) ** 0.5, f"gaussian P(|e| <= 3) = {within}, not {want}"
+
+
+def check_bfv(ctx, cpu_ctx, keys, to_cpu, rng, batch=2):
+    """BFV on `ctx` against the same computation on plaintexts and, bit for bit, against `cpu_ctx` (the
+    NumPy backend) on the same ciphertexts and keys. to_cpu moves an array to NumPy."""
+    import copy
+
+    params = ctx.params
+    t, n = params.t, params.n
+    v1 = rng.integers(0, t, size=(batch, n))
+    v2 = rng.integers(0, t, size=(batch, n))
+    v1[0, :2] = (0, t - 1)
+    c1 = ctx.encrypt(keys.public, ctx.encode(v1))
+    c2 = ctx.encrypt(keys.public, ctx.encode(v2))
+
+    def host(obj):  # the same bfv object with its data in host memory
+        out = copy.copy(obj)
+        out.data = np.asarray(to_cpu(obj.data))
+        return out
+
+    moved = {id(o): host(o) for o in (c1, c2, keys.secret, keys.relin, keys.galois)}
+
+    def on_cpu(op):  # op run by the NumPy backend on host copies of the same objects
+        class Swapped:
+            def __getattr__(self, name):
+                fn = getattr(cpu_ctx, name)
+                return lambda *args: fn(*(moved.get(id(a), a) for a in args))
+
+        return op(Swapped())
+
+    def decrypted(ct):
+        got = np.asarray(to_cpu(ctx.decode(ctx.decrypt(keys.secret, ct))))
+        ref = np.asarray(cpu_ctx.decode(cpu_ctx.decrypt(moved[id(keys.secret)], host(ct))))
+        assert (got == ref).all(), "decryption differs between the backends"
+        return got
+
+    rotated = np.roll(v1.reshape(batch, 2, n // 2), -1, axis=-1).reshape(batch, n)
+    assert (decrypted(c1) == v1).all(), "encrypt/decrypt"
+    cases = {
+        "add": (lambda c: c.add(c1, c2), (v1 + v2) % t),
+        "multiply+relinearize": (lambda c: c.multiply(c1, c2, keys.relin), (v1 * v2) % t),
+        "multiply": (lambda c: c.multiply(c1, c2), (v1 * v2) % t),
+        "rotate": (lambda c: c.rotate(c1, 1, keys.galois), rotated),
+    }
+    for what, (op, want) in cases.items():
+        ct = op(ctx)
+        assert (decrypted(ct) == want).all(), what
+        assert (np.asarray(to_cpu(ct.data)) == on_cpu(op).data).all(), f"{what}: bits differ from the CPU backend"
+    relin = ctx.relinearize(ctx.multiply(c1, c2), keys.relin)
+    assert (decrypted(relin) == (v1 * v2) % t).all(), "relinearize"
+
+
+def behz_bases(n: int, limbs: int):
+    """A BFV-like setting: q of `limbs` 55-bit primes, B_sk of limbs + 2 61-bit primes (m_sk last),
+    m~ = 2^32 - 5, t = 65537."""
+    q = tuple(hb.ntt_primes(55, n, limbs))
+    bsk = tuple(hb.ntt_primes(61, n, limbs + 2))
+    return q, bsk, 2**32 - 5, 65537
+
+
+def check_fused(ops, ref, rng, lead, n, limbs, to_host):
+    """inner_product, mod_down, tensor and the BEHZ steps of `ops` equal RnsOps' generic compositions
+    run by `ref` (the NumPy backend), on fresh data, including inputs that are views of larger arrays."""
+    from hebatch.backend.rns import RnsOps
+
+    xp = ops.xp
+    q, bsk, m_tilde, t = behz_bases(n, limbs)
+    special = hb.ntt_primes(60, n, 1)[0]
+    qp = q + (special,)
+
+    def same(got, want, what):
+        check_equal(to_host(got), obj(want), what)
+
+    # mod_down on a view (the limbs of q and p of a 2-part accumulator), with and without add
+    acc = residues(rng, tuple(lead) + (2,), qp, n)
+    add = residues(rng, tuple(lead) + (2,), q, n)
+    want = RnsOps.mod_down(ref, acc, q, special)
+    same(ops.mod_down(xp.asarray(acc), q, special), want, "mod_down")
+    same(ops.mod_down(xp.asarray(acc), q, special, add=xp.asarray(add)), ref.add(want, add, q), "mod_down add")
+    # tensor on views of a (..., 4, L, n) array
+    x = residues(rng, tuple(lead) + (4,), q, n)
+    dx = xp.asarray(x)
+    same(ops.tensor(dx[..., :2, :, :], dx[..., 2:, :, :], q), RnsOps.tensor(ref, x[..., :2, :, :], x[..., 2:, :, :], q),
+         "tensor")
+    # BEHZ
+    same(ops.behz_extend(dx, q, bsk, m_tilde), RnsOps.behz_extend(ref, x, q, bsk, m_tilde), "behz_extend")
+    d = np.concatenate([residues(rng, tuple(lead) + (3,), q, n), residues(rng, tuple(lead) + (3,), bsk, n)], axis=-2)
+    dd = xp.asarray(d)
+    floor = ops.behz_floor(dd[..., :limbs, :], dd[..., limbs:, :], t, q, bsk)
+    want_floor = RnsOps.behz_floor(ref, d[..., :limbs, :], d[..., limbs:, :], t, q, bsk)
+    same(floor, want_floor, "behz_floor")
+    floor2 = ops.behz_floor(xp.ascontiguousarray(dd[..., :limbs, :]), dd[..., limbs:, :], t, q, bsk)
+    same(floor2, want_floor, "behz_floor (contiguous d_q, view d_bsk)")
+    same(ops.behz_sk(floor, bsk[:-1], bsk[-1], q), RnsOps.behz_sk(ref, want_floor, bsk[:-1], bsk[-1], q), "behz_sk")
+    # inner product against the composition
+    digits = residues(rng, tuple(lead) + (limbs,), qp, n)
+    key = np.stack([np.stack([residues(rng, (), qp, n) for _ in range(2)]) for _ in range(limbs)])
+    same(ops.inner_product(xp.asarray(digits), xp.asarray(key), qp), RnsOps.inner_product(ref, digits, key, qp),
+         "inner_product")
+
+
+def fused_context(ctx):
+    """ctx with its multiply and key switching routed through the fused RnsOps steps (same results)."""
+    import types
+
+    import numpy as np_
+
+    def _extend_to_bsk(self, x):
+        _, _, bsk, m_tilde = self._behz
+        return self.ops.behz_extend(x, self.q, bsk, m_tilde)
+
+    def _scale_down(self, d_q, d_bsk):
+        base_b, m_sk, bsk, _ = self._behz
+        return self.ops.behz_sk(self.ops.behz_floor(d_q, d_bsk, self.t, self.q, bsk), base_b, m_sk, self.q)
+
+    def multiply(self, a, b, relin_key=None):
+        da, db, key_id = self._pair(a, b)
+        ops, xp, q = self.ops, self.xp, self.q
+        full = q + self._behz[2]
+        shape = np_.broadcast_shapes(da.shape, db.shape)
+        x = xp.concatenate([xp.broadcast_to(da, shape), xp.broadcast_to(db, shape)], axis=-3)
+        x_full = ops.ntt(xp.concatenate([x, self._extend_to_bsk(x)], axis=-2), full)
+        d = ops.intt(ops.tensor(x_full[..., :2, :, :], x_full[..., 2:, :, :], full), full)
+        ct = self._ct(self._scale_down(d[..., :self.L, :], d[..., self.L:, :]), key_id)
+        return self.relinearize(ct, relin_key) if relin_key is not None else ct
+
+    def _key_switch(self, c, ksk):
+        ops, qp = self.ops, self.qp
+        digits = ops.ntt(ops.reduce(c[..., :, None, :], qp), qp)
+        return ops.mod_down(ops.intt(ops.inner_product(digits, ksk, qp), qp), self.q, self.params.special)
+
+    for fn in (_extend_to_bsk, _scale_down, multiply, _key_switch):
+        setattr(ctx, fn.__name__, types.MethodType(fn, ctx))
+    return ctx

@@ -1,0 +1,147 @@
+"""CupyRnsOps (kernels/rns.cu) on a GPU: every primitive equals the exact Python-int oracle and the
+NumPy implementation bit for bit, on fresh random data with edge values, for several limb counts,
+sizes 2^12..2^16 and moduli of 30 to 62 bits; sampling passes distribution checks. Skipped without
+a GPU (tests/test_rns_kernels_host.py runs the same kernels' host build on any machine)."""
+
+import numpy as np
+import pytest
+
+from . import rns_checks
+
+pytestmark = pytest.mark.gpu
+
+cp = pytest.importorskip("cupy")
+
+
+@pytest.fixture(scope="module")
+def ops():
+    from hebatch.backend.rns import rns_ops
+
+    return rns_ops("gpu")
+
+
+@pytest.fixture(scope="module")
+def cpu():
+    from hebatch.backend.rns import rns_ops
+
+    return rns_ops("cpu")
+
+
+def to_host(x):
+    assert isinstance(x, cp.ndarray), type(x)
+    return x.get()
+
+
+SIZES = [(12, (3,), 8), (13, (2,), 5), (14, (2,), 4), (15, (), 3), (16, (), 3)]
+
+
+def test_factory_returns_cupy_ops(ops):
+    from hebatch.backend.gpu_rns import CupyRnsOps
+
+    assert isinstance(ops, CupyRnsOps) and ops.xp is cp
+
+
+@pytest.mark.parametrize("counter_key, answer", rns_checks.PHILOX_ANSWERS)
+def test_philox_known_answers(counter_key, answer):
+    from hebatch.backend.cuda import load_module
+
+    out = cp.zeros(4, dtype=cp.uint32)
+    load_module("rns.cu").get_function("rns_philox_block")((1,), (32,), (out,) + tuple(np.uint32(v) for v in counter_key))
+    assert tuple(int(v) for v in out.get()) == answer
+
+
+@pytest.mark.parametrize("log_n, lead, limbs", SIZES)
+def test_elementwise(ops, cpu, log_n, lead, limbs):
+    n = 1 << log_n
+    rns_checks.check_elementwise(ops, np.random.default_rng(), lead, n, rns_checks.moduli_for(n, limbs), to_host,
+                                 reference=cpu)
+
+
+@pytest.mark.parametrize("log_n, lead, limbs", SIZES)
+def test_lifts(ops, cpu, log_n, lead, limbs):
+    n = 1 << log_n
+    rns_checks.check_lifts(ops, np.random.default_rng(), lead, n, rns_checks.moduli_for(n, limbs), to_host,
+                           reference=cpu)
+
+
+@pytest.mark.parametrize("log_n", [12, 14, 16])
+@pytest.mark.parametrize("src_limbs, dst_limbs, bits", [(1, 2, (61,)), (8, 9, (61, 55)), (9, 8, (60, 40)),
+                                                        (20, 3, (61, 30)), (64, 2, (62,))])
+def test_base_convert(ops, cpu, log_n, src_limbs, dst_limbs, bits):
+    n = 1 << log_n
+    while src_limbs * n > 2**20 and n > 1024:  # keep the Python-int oracle quick
+        n //= 2
+    both = rns_checks.moduli_for(n, src_limbs + dst_limbs, bits=bits)
+    lead = (2,) if log_n < 16 else ()
+    rns_checks.check_base_convert(ops, np.random.default_rng(), lead, n, both[:src_limbs], both[src_limbs:], to_host,
+                                  reference=cpu)
+
+
+@pytest.mark.parametrize("log_n, digits, limbs, bits", [(12, 3, 4, (61, 55)), (14, 8, 2, (61,)),
+                                                        (16, 2, 2, (50,)), (12, 20, 2, (62,))])
+def test_inner_product(ops, log_n, digits, limbs, bits):
+    n = 1 << log_n
+    rns_checks.check_inner_product(ops, np.random.default_rng(), (2,), digits, n,
+                                   rns_checks.moduli_for(n, limbs, bits=bits), to_host)
+
+
+@pytest.mark.parametrize("log_n", [12, 14, 16])
+def test_automorphism(ops, cpu, log_n):
+    n = 1 << log_n
+    rns_checks.check_automorphism(ops, np.random.default_rng(), (2,), n, rns_checks.moduli_for(n, 3), to_host,
+                                  reference=cpu)
+
+
+def test_random(ops):
+    rns_checks.check_random(ops, to_host, n=1 << 14)
+
+
+def test_on_a_side_stream(ops, cpu):
+    """Results are right when everything runs on a non-default stream (nothing assumes stream 0)."""
+    n = 1 << 14
+    moduli = rns_checks.moduli_for(n, 4)
+    rng = np.random.default_rng()
+    a, b = rns_checks.residues(rng, (4,), moduli, n), rns_checks.residues(rng, (4,), moduli, n)
+    stream = cp.cuda.Stream(non_blocking=True)
+    with stream:
+        da, db = cp.asarray(a), cp.asarray(b)
+        prod = ops.intt(ops.mul(ops.ntt(da, moduli), ops.ntt(db, moduli)), moduli)
+        conv = ops.base_convert(prod, moduli, moduli[:2])
+    stream.synchronize()
+    want = cpu.intt(cpu.mul(cpu.ntt(a, moduli), cpu.ntt(b, moduli)), moduli)
+    assert (prod.get() == want).all()
+    assert (conv.get() == cpu.base_convert(want, moduli, moduli[:2])).all()
+
+
+@pytest.mark.parametrize("preset", ["n4096", "n16384"])
+def test_bfv_end_to_end(preset):
+    """Context(backend="gpu"): decryptions equal the plaintext computation and the CPU backend's, and
+    every ciphertext equals the CPU backend's bit for bit, with keys from the CPU and from the GPU."""
+    from hebatch import bfv
+
+    params = bfv.Params.preset(preset)
+    ctx = bfv.Context(params, backend="gpu")
+    cpu_ctx = bfv.Context(params, backend="cpu")
+    assert ctx.backend == "gpu" and ctx.xp is cp
+    rng = np.random.default_rng()
+    for keys in (cpu_ctx.keygen(rotations=[1]), ctx.keygen(rotations=[1])):
+        rns_checks.check_bfv(ctx, cpu_ctx, keys, lambda a: a.get() if isinstance(a, cp.ndarray) else a, rng)
+
+
+@pytest.mark.parametrize("log_n, lead, limbs", [(12, (2,), 2), (14, (3,), 7), (15, (), 14)])
+def test_fused_steps(ops, cpu, log_n, lead, limbs):
+    rns_checks.check_fused(ops, cpu, np.random.default_rng(), lead, 1 << log_n, limbs, to_host)
+
+
+@pytest.mark.parametrize("preset", ["n4096", "n16384"])
+def test_bfv_with_fused_steps(preset):
+    """The scheme with the fused steps (tests/rns_checks.fused_context) on the GPU: right decryptions and
+    the CPU backend's ciphertext bits."""
+    from hebatch import bfv
+
+    params = bfv.Params.preset(preset)
+    cpu_ctx = bfv.Context(params, backend="cpu")
+    ctx = rns_checks.fused_context(bfv.Context(params, backend="gpu"))
+    keys = cpu_ctx.keygen(rotations=[1])
+    rns_checks.check_bfv(ctx, cpu_ctx, keys, lambda a: a.get() if isinstance(a, cp.ndarray) else a,
+                         np.random.default_rng())

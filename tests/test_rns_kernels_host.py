@@ -1,0 +1,181 @@
+"""kernels/rns.cu and CupyRnsOps's launch code, run on the CPU: the kernel source is built with the
+system C++ compiler (tests/host_kernels.py) and CupyRnsOps drives it with NumPy arrays. Every result
+is checked against exact Python-int oracles, so a wrong kernel or launch argument fails here,
+without a GPU."""
+
+import numpy as np
+import pytest
+
+from . import host_kernels, rns_checks
+
+pytestmark = pytest.mark.skipif(host_kernels.compiler() is None, reason="needs a C++ compiler (g++ or clang++)")
+
+
+@pytest.fixture(scope="module")
+def ops():
+    from hebatch.backend.gpu_rns import CupyRnsOps
+
+    module = host_kernels.HostModule()
+    return CupyRnsOps(xp=np, loader=lambda: module)
+
+
+@pytest.fixture(scope="module")
+def cpu():
+    from hebatch.backend.rns import rns_ops
+
+    return rns_ops("cpu")
+
+
+def to_host(x):
+    return np.asarray(x)
+
+
+@pytest.mark.parametrize("counter_key, answer", rns_checks.PHILOX_ANSWERS)
+def test_philox_known_answers(counter_key, answer):
+    out = np.zeros(4, dtype=np.uint32)
+    fn = host_kernels.HostModule().get_function("rns_philox_block")
+    fn((1,), (1,), (out,) + tuple(np.uint32(v) for v in counter_key))
+    assert tuple(int(v) for v in out) == answer
+
+
+@pytest.mark.parametrize("lead, limbs, n", [((), 1, 64), ((3,), 3, 128), ((2, 2), 5, 32)])
+def test_elementwise(ops, cpu, lead, limbs, n):
+    rng = np.random.default_rng()
+    rns_checks.check_elementwise(ops, rng, lead, n, rns_checks.moduli_for(n, limbs), to_host, reference=cpu)
+
+
+@pytest.mark.parametrize("lead, limbs, n", [((), 1, 64), ((3,), 4, 128)])
+def test_lifts(ops, cpu, lead, limbs, n):
+    rns_checks.check_lifts(ops, np.random.default_rng(), lead, n, rns_checks.moduli_for(n, limbs), to_host,
+                           reference=cpu)
+
+
+@pytest.mark.parametrize("src_limbs, dst_limbs", [(1, 2), (3, 4), (8, 9), (20, 3)])
+def test_base_convert(ops, cpu, src_limbs, dst_limbs):
+    n = 64
+    both = rns_checks.moduli_for(n, src_limbs + dst_limbs)
+    src, dst = both[:src_limbs], both[src_limbs:]
+    rns_checks.check_base_convert(ops, np.random.default_rng(), (2,), n, src, dst, to_host, reference=cpu)
+
+
+def test_base_convert_sums_beyond_128_bits(ops):
+    # 64 sources of 62 bits: the exact sums overflow 128 bits, so the carry word is exercised
+    n = 64
+    both = rns_checks.moduli_for(n, 66, bits=(62,))
+    rns_checks.check_base_convert(ops, np.random.default_rng(), (2,), n, both[:64], both[64:], to_host)
+
+
+def test_inner_product(ops):
+    n = 64
+    rng = np.random.default_rng()
+    rns_checks.check_inner_product(ops, rng, (2,), 3, n, rns_checks.moduli_for(n, 3), to_host)
+    # 20 digits of 62-bit values near q: the sums overflow 128 bits
+    rns_checks.check_inner_product(ops, rng, (), 20, n, rns_checks.moduli_for(n, 2, bits=(62,)), to_host, parts=4)
+
+
+@pytest.mark.parametrize("n", [4, 64, 256])
+def test_automorphism(ops, cpu, n):
+    rns_checks.check_automorphism(ops, np.random.default_rng(), (2,), n, rns_checks.moduli_for(n, 3), to_host,
+                                  reference=cpu)
+
+
+def test_random(ops):
+    rns_checks.check_random(ops, to_host, n=1024)
+
+
+def test_bad_arguments(ops):
+    q = rns_checks.moduli_for(16, 2)
+    a = np.zeros((2, 16), dtype=np.uint64)
+    with pytest.raises(TypeError, match="dtype"):
+        ops.add(a.astype(np.int64), a, q)
+    with pytest.raises(ValueError, match="limb"):
+        ops.neg(np.zeros((3, 16), dtype=np.uint64), q)
+    with pytest.raises(ValueError, match="prime"):
+        ops.add(a, a, (q[0], 15))
+    with pytest.raises(ValueError, match="galois_elt"):
+        ops.automorphism(a, 4, q, ntt_form=False)
+    with pytest.raises(ValueError, match="src"):
+        ops.base_convert(a, q[:1], q)
+
+
+def test_bfv_on_host_kernels_equals_cpu(ops):
+    """The whole BFV scheme through CupyRnsOps's launch code and kernels (host build): decryptions
+    right and every ciphertext bit equal to the NumPy backend's, with keys from either backend."""
+    from hebatch import bfv
+
+    params = bfv.Params.preset("n4096")
+    cpu_ctx = bfv.Context(params, backend="cpu")
+    ctx = bfv.Context(params, backend="cpu")
+    ctx.ops = ops  # the GPU implementation, on NumPy arrays
+    rng = np.random.default_rng()
+    for keys in (cpu_ctx.keygen(rotations=[1]), ctx.keygen(rotations=[1])):
+        rns_checks.check_bfv(ctx, cpu_ctx, keys, to_host, rng)
+
+
+@pytest.mark.parametrize("lead, limbs, n", [((), 1, 64), ((2,), 3, 32), ((2, 3), 2, 16)])
+def test_fused_steps(ops, cpu, lead, limbs, n):
+    rns_checks.check_fused(ops, cpu, np.random.default_rng(), lead, n, limbs, to_host)
+
+
+def test_bfv_with_fused_steps(ops):
+    """The scheme with its multiply and key switching written with the fused steps gives the same
+    ciphertexts as the scheme itself, with RnsOps' generic compositions and with the GPU kernels."""
+    from hebatch import bfv
+
+    params = bfv.Params.preset("n4096")
+    cpu_ctx = bfv.Context(params, backend="cpu")
+    fused_cpu = rns_checks.fused_context(bfv.Context(params, backend="cpu"))
+    fused_kernels = bfv.Context(params, backend="cpu")
+    fused_kernels.ops = ops
+    fused_kernels = rns_checks.fused_context(fused_kernels)
+    rng = np.random.default_rng()
+    keys = cpu_ctx.keygen(rotations=[1])
+    rns_checks.check_bfv(fused_cpu, cpu_ctx, keys, to_host, rng)
+    rns_checks.check_bfv(fused_kernels, cpu_ctx, keys, to_host, rng)
+
+
+class _FakeCuda:
+    """The parts of cupy.cuda that CupyRnsOps uses, counting the stream synchronisations."""
+
+    def __init__(self):
+        self.syncs = 0
+        outer = self
+
+        class Runtime:
+            @staticmethod
+            def getDevice():
+                return 0
+
+        class Stream:
+            def synchronize(self):
+                outer.syncs += 1
+
+        self.runtime = Runtime()
+        self.get_current_stream = Stream
+
+
+def test_device_code_paths_with_a_cupy_like_module(cpu):
+    """With an array module that has a `cuda` attribute (as CuPy), tables are uploaded and waited for
+    once, then reused without waiting; results stay exact."""
+    import types
+
+    from hebatch.backend.gpu_rns import CupyRnsOps
+
+    fake = types.ModuleType("fakecupy")
+    fake.__dict__.update({k: getattr(np, k) for k in ("ndarray", "asarray", "empty", "ascontiguousarray",
+                                                      "broadcast_to", "stack", "uint64")})
+    fake.cuda = _FakeCuda()
+    module = host_kernels.HostModule()
+    ops = CupyRnsOps(xp=fake, loader=lambda: module)
+    rng = np.random.default_rng()
+    n = 64
+    q = rns_checks.moduli_for(n, 3)
+    a, b = rns_checks.residues(rng, (2,), q, n), rns_checks.residues(rng, (2,), q, n)
+    first = ops.mul_scalar(ops.mul(a, b, q), [5, 7, 11], q)
+    syncs = fake.cuda.syncs
+    assert syncs >= 1
+    again = ops.mul_scalar(ops.mul(a, b, q), [5, 7, 11], q)
+    assert fake.cuda.syncs == syncs, "a second call with the same shapes must not wait for the device"
+    want = cpu.mul_scalar(cpu.mul(a, b, q), [5, 7, 11], q)
+    assert (first == want).all() and (again == want).all()
+    rns_checks.check_base_convert(ops, rng, (2,), n, q[:2], q[2:], to_host, reference=cpu)

@@ -1,0 +1,23 @@
+"""check_transform_args remembers arguments that passed, without letting bad ones through."""
+
+import numpy as np
+import pytest
+
+import hebatch as hb
+from hebatch.ntt.validate import check_transform_args
+
+
+def test_remembered_arguments_still_refuse_bad_ones():
+    q = hb.ntt_primes(50, 16, 2)
+    first = check_transform_args((3, 2, 16), np.uint64, q, negacyclic=True)
+    assert check_transform_args((3, 2, 16), np.dtype(np.uint64), list(q), negacyclic=True) is first
+    with pytest.raises(TypeError, match="int"):
+        check_transform_args((3, 2, 16), np.uint64, [float(v) for v in q], negacyclic=True)
+    with pytest.raises(ValueError, match="limbs"):
+        check_transform_args((3, 3, 16), np.uint64, q, negacyclic=True)
+    with pytest.raises(TypeError, match="dtype"):
+        check_transform_args((3, 2, 16), np.int64, q, negacyclic=True)
+    with pytest.raises(TypeError, match="negacyclic"):
+        check_transform_args((3, 2, 16), np.uint64, q, negacyclic=1)
+    with pytest.raises(ValueError, match="root"):
+        check_transform_args((3, 2, 16), np.uint64, q, negacyclic=True, root=[2, 2])
