@@ -15,6 +15,7 @@ from hebatch.backend.cpu_zk import NumpyFieldNTT, bitrev_indices, field_digits, 
 from hebatch.field import BABYBEAR_FIELD, GOLDILOCKS_FIELD, is_prime, two_adicity
 
 from .conftest import to_host
+from .dist_support import client  # noqa: F401  (a fixture)
 
 BIG_FIELDS = [hb.BN254_FR, hb.BLS12_381_FR, hb.BLS12_377_FR]
 ALL_FIELDS = BIG_FIELDS + [GOLDILOCKS_FIELD, BABYBEAR_FIELD]
@@ -383,3 +384,47 @@ def test_gpu_matches_cpu(field):
         assert (to_host(back) == x).all()
     assert (to_host(hb.coset_ntt(cupy.asarray(x), field)) == hb.coset_ntt(x, field)).all()
     assert (to_host(hb.lde(cupy.asarray(x[0, :64]), field, 4)) == hb.lde(x[0, :64], field, 4)).all()
+
+
+# -- one transform over Dask workers (4-step with limb axes) --------------------------------------
+
+@pytest.mark.parametrize("negacyclic", [False, True])
+@pytest.mark.parametrize("inverse", [False, True])
+def test_block_steps_compose_over_a_field(negacyclic, inverse):
+    from hebatch.ntt import blocks
+
+    field, n = hb.BLS12_381_FR, 64
+    x = rand_limbs(field, (n,))
+    spec = blocks.four_step_spec(n, field, field.root_of_unity(2 * n if negacyclic else n),
+                                 negacyclic=negacyclic, inverse=inverse, split=(4, 16))
+    a = x.reshape(4, 16, 4)
+    y = np.concatenate([blocks.column_block(a[:, c:c + 8], spec, c) for c in (0, 8)])  # Y[j2][k1]
+    d = blocks.row_block(np.ascontiguousarray(y.swapaxes(0, 1)), spec)  # D[k1][k2]
+    got = np.ascontiguousarray(d.swapaxes(0, 1)).reshape(n, 4)
+    assert (got == hb.ntt(x, field, negacyclic=negacyclic, inverse=inverse)).all()
+
+
+@pytest.mark.parametrize("field", BIG_FIELDS, ids=ids)
+def test_ntt_large_over_fields(client, field):  # noqa: F811  (client is a fixture)
+    from hebatch import dist
+
+    n = 2**8
+    x = rand_limbs(field, (n,))
+    for negacyclic, inverse, transpose in [(False, False, "tasks"), (True, True, "direct"), (True, False, "tasks")]:
+        want = hb.ntt(x, field, negacyclic=negacyclic, inverse=inverse)
+        got = dist.ntt_large(x, field, workers=2, negacyclic=negacyclic, inverse=inverse, transpose=transpose)
+        assert got.shape == (n, 4) and (got == want).all()
+    assert (dist.ntt_large(x, field, gather=False).compute() == hb.ntt(x, field)).all()
+    bad = x.copy()
+    bad[5] = field.p_limbs
+    with pytest.raises(ValueError, match=">= p"):
+        dist.ntt_large(bad, field)
+    with pytest.raises(ValueError, match=r"shape \(n, 4\)"):
+        dist.ntt_large(x[:, 0], field)
+
+
+def test_ntt_large_one_word_field(client):  # noqa: F811
+    from hebatch import dist
+
+    x = np.array([rng.randrange(hb.GOLDILOCKS) for _ in range(2**8)], dtype=np.uint64)
+    assert (dist.ntt_large(x, GOLDILOCKS_FIELD) == hb.ntt(x, hb.GOLDILOCKS)).all()

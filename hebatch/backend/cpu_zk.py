@@ -318,3 +318,40 @@ class NumpyFieldNTT:
         out = np.empty_like(da)
         _blockwise(lambda u, v: ops.mont_mul(ops.mont_mul(u, v), r2), da, db, out)
         return from_digits(out.reshape((ops.d,) + a.shape[:-1]))
+
+    def twiddle_grid(self, x, field: PrimeField, root: int, row0: int, col0: int, row_step: int = 1,
+                     col_step: int = 1):
+        """x[i, j] * root^((row0 + row_step i)(col0 + col_step j)) for x of shape (rows, cols, limbs):
+        the twiddle step of a 4-step transform on one block of its matrix."""
+        ops = field_digits(field)
+        p = field.p
+        rows, cols, _ = x.shape
+        # Row i: start_i = root^(e_i col0) and step_i = root^(e_i col_step), e_i = row0 + row_step i,
+        # both geometric progressions in i; then entry j is start_i * step_i^j, filled by doubling.
+        start, step = [], []
+        s, s_ratio = pow(root, row0 * col0, p), pow(root, row_step * col0, p)
+        t, t_ratio = pow(root, row0 * col_step, p), pow(root, row_step * col_step, p)
+        for _ in range(rows):
+            start.append(s)
+            step.append(t)
+            s, t = s * s_ratio % p, t * t_ratio % p
+        grid = np.empty((ops.d, rows, cols), dtype=U64)
+        grid[:, :, 0] = _montgomery_digits(start, field)
+        filled = 1
+        while filled < cols:
+            k = min(filled, cols - filled)
+            factor = np.repeat(_montgomery_digits(step, field), k, axis=1)  # step_i^filled, per row
+            grid[:, :, filled:filled + k] = ops.mont_mul(
+                np.ascontiguousarray(grid[:, :, :k]).reshape(ops.d, -1), factor).reshape(ops.d, rows, k)
+            step = [v * v % p for v in step] if 2 * filled < cols else step
+            filled += k
+        a = to_digits(x).reshape(ops.d, -1)
+        out = np.empty_like(a)
+        _blockwise(ops.mont_mul, a, grid.reshape(ops.d, -1), out)
+        return from_digits(out.reshape(ops.d, rows, cols))
+
+
+def _montgomery_digits(values, field: PrimeField) -> np.ndarray:
+    """(digits, len(values)): v R mod p of each Python int v, as 32-bit digits."""
+    limbs = field.to_limbs([v * field.R % field.p for v in values])
+    return to_digits(limbs)
