@@ -220,7 +220,8 @@ def test_orders(field, negacyclic):
             assert (back == src).all()
 
 
-@pytest.mark.parametrize("modulus", [hb.GOLDILOCKS, hb.BABYBEAR, GOLDILOCKS_FIELD], ids=["goldilocks", "babybear", "gl-field"])
+@pytest.mark.parametrize("modulus", [hb.GOLDILOCKS, hb.BABYBEAR, GOLDILOCKS_FIELD],
+                         ids=["goldilocks", "babybear", "gl-field"])
 def test_orders_one_word(modulus):
     q = modulus.p if isinstance(modulus, hb.PrimeField) else modulus
     n = 64
