@@ -80,6 +80,9 @@ def test_ciphertext_and_key_bytes_round_trip(setup):
     prod = ctx.rotate(ctx.multiply(ct2, ct2, relin), 2, galois)
     want = np.roll((v * v % params.t).reshape(3, 2, -1), -2, axis=-1).reshape(3, -1)
     assert np.array_equal(ctx.decode(ctx.decrypt(secret, prod)), want)
+    bundle = bfv.Keys.from_bytes(keys.to_bytes(), params)
+    assert bundle.key_id == keys.key_id and np.array_equal(bundle.relin.data, keys.relin.data)
+    assert bfv.Keys.from_bytes(keys.public_keys().to_bytes(), params).secret is None
     pt = ctx.encode(v)
     assert np.array_equal(bfv.Plaintext.from_bytes(pt.to_bytes(), params).data, pt.data)
 

@@ -56,7 +56,7 @@ class Context:
             raise TypeError(f"params must be a bfv.Params, got {type(params).__name__}")
         self.params = params
         self.ops = _resolve_backend(backend)
-        self.backend = getattr(self.ops, "name", "cpu")
+        self.backend = "gpu" if getattr(self.ops.xp, "__name__", "") == "cupy" else "cpu"
         self.xp = self.ops.xp
         n, t = params.n, params.t
         self.n, self.t = n, t
