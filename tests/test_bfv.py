@@ -108,6 +108,10 @@ def test_multiply_relinearize(small):
     assert direct.size == 2 and np.array_equal(decrypted(ctx, keys, direct), v * w % t)
     assert (ctx.noise_budget(keys.secret, direct) > 0).all()
     assert (ctx.noise_budget(keys.secret, direct) < ctx.noise_budget(keys.secret, a)).all()
+    sq = ctx.multiply(a, a, keys.relin)  # the squaring path
+    assert np.array_equal(decrypted(ctx, keys, sq), v * v % t)
+    with pytest.raises(ValueError, match="do not broadcast"):
+        ctx.add(a, ctx.encrypt(keys.public, ctx.encode(slots(params, (2,)))))
     # a 3-component ciphertext adds to a 2-component one
     assert np.array_equal(decrypted(ctx, keys, ctx.add(c3, a)), (v * w + v) % t)
 

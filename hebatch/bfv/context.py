@@ -113,6 +113,15 @@ class Context:
                                  "objects of different keys do not mix")
         return ids[0][1] if ids else None
 
+    @staticmethod
+    def _batch_shape(shape_a, shape_b, name_a, name_b):
+        """The broadcast batch shape of two operands, or a ValueError naming both."""
+        try:
+            return np.broadcast_shapes(tuple(shape_a), tuple(shape_b))
+        except ValueError:
+            raise ValueError(f"{name_a} (batch {tuple(shape_a)}) and {name_b} (batch {tuple(shape_b)}): "
+                             "batch shapes do not broadcast") from None
+
     def _ct(self, data, key_id):
         return Ciphertext(data, self.params.fingerprint, key_id)
 
@@ -266,6 +275,7 @@ class Context:
     def _pair(self, a, b, name_a="a", name_b="b"):
         da, db = self._data(a, Ciphertext, name_a), self._data(b, Ciphertext, name_b)
         key_id = self._same_key((name_a, a), (name_b, b))
+        self._batch_shape(da.shape[:-3], db.shape[:-3], name_a, name_b)
         ka, kb = da.shape[-3], db.shape[-3]
         if ka != kb:  # pad the shorter with zero components
             pad = lambda d, k: self.xp.concatenate(
@@ -291,6 +301,7 @@ class Context:
         """a + pt (slot-wise)."""
         c = self._data(a, Ciphertext, "a")
         m = self._data(pt, Plaintext, "pt")
+        self._batch_shape(c.shape[:-3], m.shape[:-1], "a", "pt")
         c0 = self.ops.add(c[..., 0, :, :], self._scaled(m), self.q)
         rest = self.xp.broadcast_to(c[..., 1:, :, :], c0.shape[:-2] + (c.shape[-3] - 1,) + c.shape[-2:])
         parts = [c0[..., None, :, :], rest]
@@ -307,6 +318,7 @@ class Context:
         ops, q = self.ops, self.q
         c = self._data(a, Ciphertext, "a")
         m = self._data(pt, Plaintext, "pt")
+        self._batch_shape(c.shape[:-3], m.shape[:-1], "a", "pt")
         m_ntt = ops.ntt(ops.centered_lift(m[..., None, :], self.t, q), q)
         out = ops.intt(ops.mul(ops.ntt(c, q), m_ntt[..., None, :, :], q), q)
         return self._ct(out, a.key_id)
@@ -350,12 +362,18 @@ class Context:
         ops, xp, q = self.ops, self.xp, self.q
         bsk = self._behz[2]
         full = q + bsk
-        shape = np.broadcast_shapes(da.shape, db.shape)
-        x = xp.concatenate([xp.broadcast_to(da, shape), xp.broadcast_to(db, shape)], axis=-3)  # (..., 4, L, n)
-        x_full = ops.ntt(xp.concatenate([x, self._extend_to_bsk(x)], axis=-2), full)
-        a0, a1, b0, b1 = (x_full[..., k, :, :] for k in range(4))
-        d = xp.stack([ops.mul(a0, b0, full), ops.mul_add(a0, b1, ops.mul(a1, b0, full), full),
-                      ops.mul(a1, b1, full)], axis=-3)
+        if a is b:  # squaring: extend and transform one ciphertext; d1 = 2 a0 a1
+            x_full = ops.ntt(xp.concatenate([da, self._extend_to_bsk(da)], axis=-2), full)
+            a0, a1 = x_full[..., 0, :, :], x_full[..., 1, :, :]
+            cross = ops.mul(a0, a1, full)
+            d = xp.stack([ops.mul(a0, a0, full), ops.add(cross, cross, full), ops.mul(a1, a1, full)], axis=-3)
+        else:
+            shape = np.broadcast_shapes(da.shape, db.shape)
+            x = xp.concatenate([xp.broadcast_to(da, shape), xp.broadcast_to(db, shape)], axis=-3)  # (..., 4, L, n)
+            x_full = ops.ntt(xp.concatenate([x, self._extend_to_bsk(x)], axis=-2), full)
+            a0, a1, b0, b1 = (x_full[..., k, :, :] for k in range(4))
+            d = xp.stack([ops.mul(a0, b0, full), ops.mul_add(a0, b1, ops.mul(a1, b0, full), full),
+                          ops.mul(a1, b1, full)], axis=-3)
         d = ops.intt(d, full)
         ct = self._ct(self._scale_down(d[..., :self.L, :], d[..., self.L:, :]), key_id)
         return self.relinearize(ct, relin_key) if relin_key is not None else ct
