@@ -137,7 +137,7 @@ class Context:
         j-th RNS gadget element ((Q/q_j) [(Q/q_j)^-1]_{q_j}: 1 mod q_j, 0 mod the other limbs)."""
         ops, qp, L, n = self.ops, self.qp, self.L, self.n
         a = ops.random_uniform((L, L + 1, n), qp)
-        e = ops.ntt(ops.from_signed(ops.random_gaussian((L, n), SIGMA), qp), qp)
+        e = ops.ntt(ops.from_signed(ops.random_gaussian((L, 1, n), SIGMA), qp), qp)
         b = ops.sub(e, ops.mul(a, s_ntt, qp), qp)
         p = self.params.special
         rows = []
@@ -154,9 +154,9 @@ class Context:
             raise TypeError(f"rotations must be a list of int steps, got {rotations!r}")
         steps = [int(k) for k in rotations]
         ops, q, qp, L, n, fp = self.ops, self.q, self.qp, self.L, self.n, self.params.fingerprint
-        s_ntt = ops.ntt(ops.from_signed(ops.random_ternary((n,)), qp), qp)
+        s_ntt = ops.ntt(ops.from_signed(ops.random_ternary((1, n)), qp), qp)
         a = ops.random_uniform((L, n), q)
-        e = ops.ntt(ops.from_signed(ops.random_gaussian((n,), SIGMA), q), q)
+        e = ops.ntt(ops.from_signed(ops.random_gaussian((1, n), SIGMA), q), q)
         pk0 = ops.neg(ops.add(ops.mul(a, s_ntt[:L], q), e, q), q)
         public_data = self.xp.stack([pk0, a])
         key_id = hashlib.sha256(ops.to_host(public_data).tobytes()).hexdigest()[:16]
@@ -212,8 +212,8 @@ class Context:
         pk = self._data(public, PublicKey, "public")
         m = self._data(pt, Plaintext, "pt")
         batch = tuple(m.shape[:-1])
-        u = ops.ntt(ops.from_signed(ops.random_ternary(batch + (n,)), q), q)
-        e = ops.from_signed(ops.random_gaussian(batch + (2, n), SIGMA), q)
+        u = ops.ntt(ops.from_signed(ops.random_ternary(batch + (1, n)), q), q)
+        e = ops.from_signed(ops.random_gaussian(batch + (2, 1, n), SIGMA), q)
         c = ops.add(ops.intt(ops.mul(u[..., None, :, :], pk, q), q), e, q)
         c[..., 0, :, :] = ops.add(c[..., 0, :, :], self._scaled(m), q)
         return self._ct(c, public.key_id)
@@ -225,8 +225,8 @@ class Context:
         m = self._data(pt, Plaintext, "pt")
         batch = tuple(m.shape[:-1])
         a = ops.random_uniform(batch + (L, n), q)
-        e = ops.from_signed(ops.random_gaussian(batch + (n,), SIGMA), q)
-        c0 = ops.sub(ops.add(e, self._scaled(m), q), ops.intt(ops.mul(ops.ntt(a, q), s, q), q), q)
+        e = ops.from_signed(ops.random_gaussian(batch + (1, n), SIGMA), q)
+        c0 = ops.sub(ops.add(e, self._scaled(m), q), ops.intt(ops.mul(ops.ntt(a, q), s, q), q), q)  # (..., L, n)
         return self._ct(self.xp.stack([c0, a], axis=-3), secret.key_id)
 
     def _phase(self, secret: SecretKey, ct: Ciphertext):
