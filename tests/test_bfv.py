@@ -144,6 +144,20 @@ def test_rotations_follow_the_matrix_model(small):
         ctx.rotate(ct, 7, keys.galois)
 
 
+def test_rotations_composed_from_powers_of_two(small):
+    params = small[0]
+    ctx = bfv.Context(params, backend="cpu")
+    keys = ctx.keygen(rotations="pow2", columns=False)
+    assert len(keys.galois.elements) == 2 * ((params.n // 2).bit_length() - 1) - 1  # +-2^(log n - 2) coincide
+    v = slots(params, (2,))
+    ct = ctx.encrypt(keys.public, ctx.encode(v))
+    for k in (int(rng().integers(1, params.n // 2)), -int(rng().integers(1, params.n // 2)), 4):
+        got = as_matrix(decrypted(ctx, keys, ctx.rotate(ct, k, keys.galois)), params.n)
+        assert np.array_equal(got, np.roll(as_matrix(v, params.n), -k, axis=-1)), k
+    with pytest.raises(ValueError, match="pow2"):
+        ctx.keygen(rotations="all")
+
+
 def test_batches_broadcast_and_index(small):
     params, ctx, keys = small
     v = slots(params, (4,))

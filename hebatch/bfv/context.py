@@ -148,8 +148,13 @@ class Context:
 
     def keygen(self, rotations=(), columns: bool = True) -> Keys:
         """Secret, public, relinearization and Galois keys (row rotations by each step in `rotations`,
-        and, unless columns=False, the column rotation). Secret ternary, errors Gaussian with sigma 3.2, all from the backend's
-        secure sources."""
+        and, unless columns=False, the column rotation). rotations="pow2" gives the steps +-2^i (as SEAL's
+        default), from which rotate composes any step. Secret ternary, errors Gaussian with sigma 3.2, all
+        from the backend's secure sources."""
+        if isinstance(rotations, str):
+            if rotations != "pow2":
+                raise ValueError(f"rotations must be a list of int steps or 'pow2', got {rotations!r}")
+            rotations = [sign << i for i in range((self.n // 2).bit_length() - 1) for sign in (1, -1)]
         if isinstance(rotations, (int, np.integer)) or any(not isinstance(k, (int, np.integer)) for k in rotations):
             raise TypeError(f"rotations must be a list of int steps, got {rotations!r}")
         steps = [int(k) for k in rotations]
@@ -434,9 +439,21 @@ class Context:
         return self._ct(self.xp.stack([c0, switched[..., 1, :, :]], axis=-3), key_id)
 
     def rotate(self, ct: Ciphertext, k: int, galois_keys: GaloisKeys | None = None) -> Ciphertext:
-        """Rotate each row of the 2 x n/2 slot matrix left by k (right for k < 0). Needs the Galois key of
-        step k (keygen(rotations=[k])); default keys: those of the last keygen."""
-        return self.apply_galois(ct, self.galois_element(k), galois_keys)
+        """Rotate each row of the 2 x n/2 slot matrix left by k (right for k < 0). Uses the Galois key of
+        step k if there is one, else composes the step from the keys of steps 2^i (keygen(rotations="pow2"));
+        default keys: those of the last keygen."""
+        galois_keys = galois_keys if galois_keys is not None else self._default_keys("galois_keys").galois
+        elt = self.galois_element(k)
+        if elt == 1 or elt in galois_keys.elements:
+            return self.apply_galois(ct, elt, galois_keys)
+        half = self.n // 2
+        k = int(k) % half
+        parts = [1 << i for i in range(half.bit_length()) if k >> i & 1]
+        if not all(self.galois_element(p) in galois_keys.elements for p in parts):
+            galois_keys.key_for(elt)  # raises, naming the missing key
+        for p in parts:
+            ct = self.apply_galois(ct, self.galois_element(p), galois_keys)
+        return ct
 
     def rotate_columns(self, ct: Ciphertext, galois_keys: GaloisKeys | None = None) -> Ciphertext:
         """Swap the two rows of the slot matrix."""
