@@ -443,6 +443,8 @@ class Context:
         step k if there is one, else composes the step from the keys of steps 2^i (keygen(rotations="pow2"));
         default keys: those of the last keygen."""
         galois_keys = galois_keys if galois_keys is not None else self._default_keys("galois_keys").galois
+        self._data(galois_keys, GaloisKeys, "galois_keys")
+        self._same_key(("ct", ct), ("galois_keys", galois_keys))
         elt = self.galois_element(k)
         if elt == 1 or elt in galois_keys.elements:
             return self.apply_galois(ct, elt, galois_keys)
