@@ -102,7 +102,16 @@ class Context:
         if not isinstance(obj, cls):
             raise TypeError(f"{name} must be a bfv.{cls.__name__}, got {type(obj).__name__}")
         check_fingerprint(obj.fingerprint, self.params, name)
-        return self.ops.asarray(obj.data)
+        data = self.ops.asarray(obj.data)
+        if data.dtype != np.uint64:
+            raise TypeError(f"{name}: data must be uint64, got {data.dtype}")
+        if cls is Ciphertext and (data.ndim < 3 or tuple(data.shape[-2:]) != (self.L, self.n)
+                                  or data.shape[-3] not in (2, 3)):
+            raise ValueError(f"{name}: ciphertext data must have shape (..., 2 or 3, L={self.L}, n={self.n}), "
+                             f"got {tuple(data.shape)}")
+        if cls is Plaintext and (data.ndim < 1 or data.shape[-1] != self.n):
+            raise ValueError(f"{name}: plaintext data must have shape (..., n={self.n}), got {tuple(data.shape)}")
+        return data
 
     @staticmethod
     def _same_key(*named):
