@@ -440,8 +440,9 @@ class Context:
             raise ValueError("ct: rotations need 2-component ciphertexts: relinearize first")
         if galois_elt == 1:
             return self._ct(c.copy(), key_id)
-        ksk = keys_data[galois_keys.elements.index(galois_elt)] if galois_elt in galois_keys.elements else \
-            galois_keys.key_for(galois_elt)
+        if galois_elt not in galois_keys.elements:
+            galois_keys.key_for(galois_elt)  # raises, naming the missing key
+        ksk = keys_data[galois_keys.elements.index(galois_elt)]
         moved = self.ops.automorphism(c, galois_elt, self.q, ntt_form=False)
         switched = self._key_switch(moved[..., 1, :, :], ksk)
         c0 = self.ops.add(moved[..., 0, :, :], switched[..., 0, :, :], self.q)
