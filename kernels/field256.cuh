@@ -95,9 +95,15 @@ __device__ __forceinline__ Fe fsub(const Fe& a, const Fe& b) {
     return r;
 }
 
-// a b R^-1 mod p for a, b < p (CIOS: one word of b, then one Montgomery reduction step, four times).
-// Every partial sum x y + t + c fits 128 bits; the running value stays below 2p, so the result needs one
-// conditional subtraction.
+// a b R^-1 mod p for a, b < p (CIOS: one word of b, then one Montgomery reduction step per word).
+// Every partial sum x y + t + c fits its double word; the running value stays below 2p, so the result needs
+// one conditional subtraction.
+//
+// Default: 32-bit digits with PTX multiply-add carry chains (mad.lo/hi.cc.u32), 8 rounds of
+// t += a b_i; t += m p; t >>= 32 (m = t_0 (-p^-1) mod 2^32): 2 x 128 multiply-adds, the native IMAD
+// width. With FIELD256_U128 defined: the same algorithm on 64-bit words in portable C++ (unsigned __int128),
+// a reference to compare against when debugging.
+#ifdef FIELD256_U128
 template <class F>
 __device__ __forceinline__ Fe mont_mul(const Fe& a, const Fe& b) {
     u64 t0 = 0, t1 = 0, t2 = 0, t3 = 0, t4 = 0;
@@ -130,5 +136,55 @@ __device__ __forceinline__ Fe mont_mul(const Fe& a, const Fe& b) {
     }
     return reduce_once<F>(t0, t1, t2, t3, t4);
 }
+#else
+// t[0..9] += x * y[0..7] (x one digit): the low halves of the products at digit j, the high halves at
+// j + 1, each chain in one asm statement so the carry flag never crosses statements.
+#define FIELD256_MAD_ROW(x, y0, y1, y2, y3, y4, y5, y6, y7)                                                    \
+    asm("mad.lo.cc.u32 %0, %10, %11, %0;\n\t"                                                                  \
+        "madc.lo.cc.u32 %1, %10, %12, %1;\n\t"                                                                 \
+        "madc.lo.cc.u32 %2, %10, %13, %2;\n\t"                                                                 \
+        "madc.lo.cc.u32 %3, %10, %14, %3;\n\t"                                                                 \
+        "madc.lo.cc.u32 %4, %10, %15, %4;\n\t"                                                                 \
+        "madc.lo.cc.u32 %5, %10, %16, %5;\n\t"                                                                 \
+        "madc.lo.cc.u32 %6, %10, %17, %6;\n\t"                                                                 \
+        "madc.lo.cc.u32 %7, %10, %18, %7;\n\t"                                                                 \
+        "addc.cc.u32 %8, %8, 0;\n\t"                                                                           \
+        "addc.u32 %9, %9, 0;\n\t"                                                                              \
+        "mad.hi.cc.u32 %1, %10, %11, %1;\n\t"                                                                  \
+        "madc.hi.cc.u32 %2, %10, %12, %2;\n\t"                                                                 \
+        "madc.hi.cc.u32 %3, %10, %13, %3;\n\t"                                                                 \
+        "madc.hi.cc.u32 %4, %10, %14, %4;\n\t"                                                                 \
+        "madc.hi.cc.u32 %5, %10, %15, %5;\n\t"                                                                 \
+        "madc.hi.cc.u32 %6, %10, %16, %6;\n\t"                                                                 \
+        "madc.hi.cc.u32 %7, %10, %17, %7;\n\t"                                                                 \
+        "madc.hi.cc.u32 %8, %10, %18, %8;\n\t"                                                                 \
+        "addc.u32 %9, %9, 0;"                                                                                  \
+        : "+r"(t[0]), "+r"(t[1]), "+r"(t[2]), "+r"(t[3]), "+r"(t[4]), "+r"(t[5]), "+r"(t[6]), "+r"(t[7]),   \
+          "+r"(t[8]), "+r"(t[9])                                                                               \
+        : "r"(x), "r"(y0), "r"(y1), "r"(y2), "r"(y3), "r"(y4), "r"(y5), "r"(y6), "r"(y7))
+
+template <class F>
+__device__ __forceinline__ Fe mont_mul(const Fe& a, const Fe& b) {
+    constexpr u32 pinv = (u32)F::P_INV_NEG;  // -p^-1 mod 2^32: the low digit of -p^-1 mod 2^64
+    const u32 a0 = (u32)a.v[0], a1 = (u32)(a.v[0] >> 32), a2 = (u32)a.v[1], a3 = (u32)(a.v[1] >> 32),
+              a4 = (u32)a.v[2], a5 = (u32)(a.v[2] >> 32), a6 = (u32)a.v[3], a7 = (u32)(a.v[3] >> 32);
+    const u32 p0 = (u32)F::P0, p1 = (u32)(F::P0 >> 32), p2 = (u32)F::P1, p3 = (u32)(F::P1 >> 32),
+              p4 = (u32)F::P2, p5 = (u32)(F::P2 >> 32), p6 = (u32)F::P3, p7 = (u32)(F::P3 >> 32);
+    u32 t[10] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+        const u32 bi = (u32)(b.v[i >> 1] >> (32 * (i & 1)));
+        FIELD256_MAD_ROW(bi, a0, a1, a2, a3, a4, a5, a6, a7);
+        const u32 m = t[0] * pinv;
+        FIELD256_MAD_ROW(m, p0, p1, p2, p3, p4, p5, p6, p7);  // t[0] becomes 0
+#pragma unroll
+        for (int j = 0; j < 9; ++j) t[j] = t[j + 1];
+        t[9] = 0;
+    }
+    return reduce_once<F>(((u64)t[1] << 32) | t[0], ((u64)t[3] << 32) | t[2], ((u64)t[5] << 32) | t[4],
+                          ((u64)t[7] << 32) | t[6], t[8]);
+}
+#undef FIELD256_MAD_ROW
+#endif
 
 __device__ __forceinline__ Fe load_fe(const Fe* __restrict__ p) { return *p; }

@@ -145,10 +145,13 @@ class CupyFieldNTT:
 
     name = "gpu"
 
-    def __init__(self):
+    def __init__(self, defines: tuple[tuple[str, str], ...] = ()):
+        """defines: -D options for kernels/ntt256.cu, e.g. (("FIELD256_U128", "1"),) for the portable
+        64-bit-word multiplication instead of the PTX one (for debugging and comparison)."""
         import cupy
 
         self.xp = cupy
+        self.defines = tuple(defines)
         self._lock = threading.Lock()
         self._tables: dict = {}
 
@@ -186,7 +189,7 @@ class CupyFieldNTT:
         s = FIELD_STRUCTS[field.p]
         names = (f"ntt256_pass<{s},false>", f"ntt256_pass<{s},true>", f"scale_by_powers256<{s}>",
                  f"field_ops256<{s}>", "bitrev_permute256")
-        module = load_module("ntt256.cu", name_expressions=names)
+        module = load_module("ntt256.cu", defines=self.defines, name_expressions=names)
         return {key: module.get_function(nm) for key, nm in zip(("dif", "dit", "scale", "ops", "bitrev"), names)}
 
     def _cached(self, key, build):
