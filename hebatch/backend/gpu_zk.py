@@ -15,6 +15,7 @@ Inverse transforms run the same with root^-1, n^-1 applied on the last NTT pass.
 
 from __future__ import annotations
 
+import operator
 import threading
 from dataclasses import dataclass
 
@@ -173,10 +174,14 @@ class CupyFieldNTT:
 
     @staticmethod
     def _check_root(field, root, n):
-        if not isinstance(root, int) or not 0 < root < field.p:
+        if isinstance(root, bool) or not hasattr(root, "__index__"):
+            raise TypeError(f"root must be an int, got {type(root).__name__}")
+        root = operator.index(root)
+        if not 0 < root < field.p:
             raise ValueError(f"root must be an int in (0, p), got {root!r}")
         if pow(root, n, field.p) != 1 or (n > 1 and pow(root, n // 2, field.p) == 1):
             raise ValueError(f"root must be a primitive {n}-th root of unity in {field.name}")
+        return root
 
     @staticmethod
     def _check_orders(input_order, output_order):
@@ -186,11 +191,24 @@ class CupyFieldNTT:
 
     # -- device state ----------------------------------------------------------------------------
     def _module(self, field):
+        key = (self.xp.cuda.Device().id, "module", field.p)
+        with self._lock:
+            found = self._tables.get(key)
+        if found is None:
+            found = self._load(field)
+            with self._lock:
+                self._tables[key] = found
+        return found
+
+    def _load(self, field):
         s = FIELD_STRUCTS[field.p]
         names = (f"ntt256_pass<{s},false>", f"ntt256_pass<{s},true>", f"scale_by_powers256<{s}>",
                  f"field_ops256<{s}>", "bitrev_permute256")
         module = load_module("ntt256.cu", defines=self.defines, name_expressions=names)
-        return {key: module.get_function(nm) for key, nm in zip(("dif", "dit", "scale", "ops", "bitrev"), names)}
+        kernels = {key: module.get_function(nm) for key, nm in zip(("dif", "dit", "scale", "ops", "bitrev"), names)}
+        for key in ("dif", "dit"):  # blocks of 2^11 elements: 64 KiB of dynamic shared memory
+            kernels[key].max_dynamic_shared_size_bytes = 32 << LOG_BLOCK
+        return kernels
 
     def _cached(self, key, build):
         key = (self.xp.cuda.Device().id,) + key
@@ -199,8 +217,9 @@ class CupyFieldNTT:
         if value is None:
             value = build()
             with self._lock:
-                if len(self._tables) > 32:
-                    self._tables.pop(next(iter(self._tables)))
+                tables = [k for k in self._tables if k[1] != "module"]
+                if len(tables) > 32:  # drop the oldest table set
+                    self._tables.pop(tables[0])
                 self._tables[key] = value
         return value
 
@@ -224,7 +243,6 @@ class CupyFieldNTT:
         k = self._module(field)
         t = self._ntt_tables(field, root, log_n)
         kernel = k["dit" if dit else "dif"]
-        kernel.max_dynamic_shared_size_bytes = 32 << LOG_BLOCK
         for i, p in enumerate(plan_passes(log_n, batch, dit, scale)):
             kernel((p.grid,), (THREADS,),
                    (src if i == 0 else out, out, np.int64(batch << (log_n - p.log_k)), np.int32(log_n),
@@ -243,7 +261,7 @@ class CupyFieldNTT:
         self._check(x, field)
         self._check_orders(input_order, output_order)
         n = x.shape[1]
-        self._check_root(field, root, n)
+        root = self._check_root(field, root, n)
         xp = self.xp
         x = xp.ascontiguousarray(x)
         out = xp.empty(x.shape, dtype=np.uint64)
@@ -261,18 +279,28 @@ class CupyFieldNTT:
         return out
 
     def forward(self, x, field: PrimeField, root: int, input_order="natural", output_order="natural"):
-        """X[k] = sum_j x[j] root^(jk) for each batch row; orders 'natural' or 'bitrev' (index bits reversed)."""
-        return self._transform(x, field, root, input_order, output_order, inverse=False)
+        """X[k] = sum_j x[j] root^(jk) for each batch row; orders 'natural' or 'bitrev' (index bits reversed).
+        Runs on x's device and the current stream of that device."""
+        self._check(x, field)
+        with x.device:
+            return self._transform(x, field, root, input_order, output_order, inverse=False)
 
     def inverse(self, y, field: PrimeField, root: int, input_order="natural", output_order="natural"):
         """The exact inverse of forward(., root): root^-1 and the factor n^-1."""
-        return self._transform(y, field, root, input_order, output_order, inverse=True)
+        self._check(y, field, "y")
+        with y.device:
+            return self._transform(y, field, root, input_order, output_order, inverse=True)
 
     def scale_by_powers(self, x, field: PrimeField, base: int):
         """x[:, j] * base^j for each batch row (the shift of coset NTTs), powers from sqrt(n) tables."""
         self._check(x, field)
-        if not isinstance(base, int):
+        if isinstance(base, bool) or not hasattr(base, "__index__"):
             raise TypeError(f"base must be an int, got {type(base).__name__}")
+        base = operator.index(base)
+        with x.device:
+            return self._scale_by_powers(x, field, base)
+
+    def _scale_by_powers(self, x, field, base):
         xp = self.xp
         x = xp.ascontiguousarray(x)
         batch, n, _ = x.shape
