@@ -8,8 +8,10 @@ so in the JSON), beside same-run references of the same element count:
     bytes moved / copy bandwidth, bytes moved = 2 x 32 bytes x elements x passes over memory;
   * cuFFT: cupy.fft.fft on complex64 of the same element count (as in ntt_bench.py);
   * the integer-multiply floor: Montgomery multiplications (gpu_zk.mont_mul_count: one per butterfly,
-    two per element per 4-step twiddle, one per element for n^-1) x IMADS_PER_MONT 32-bit multiply
-    instructions / (SMs x 64 IMAD per clock x clock rate).
+    two per element per 4-step twiddle, one per element for n^-1) x IMADS_PER_MONT 32-bit multiply-adds
+    / (SMs x 64 IMAD per clock x SM clock), with IMADS_PER_MONT = 264: the kernels' product on 8 digits
+    of 32 bits is 8 rounds of two rows (t += a b_i, t += m p) of 8 low-half and 8 high-half
+    multiply-adds, plus one multiplication for m per round: 8 x (2 x 16 + 1) = 264.
 
     python benchmarks/zk_bench.py [--quick] [--repeats 15] [--max-log-n 28] [--out DIR]
 """
@@ -35,9 +37,9 @@ from hebatch.field import BLS12_377_FR, BLS12_381_FR, BN254_FR  # noqa: E402
 
 FIELDS = [BLS12_377_FR, BN254_FR, BLS12_381_FR]
 CASES = [(20, 1), (22, 1), (24, 1), (26, 1), (28, 1), (20, 16)]
-# 32-bit multiply instructions per 256-bit Montgomery product: 4x4 word products a b and 4x4 m p (each a
-# 64x64 -> 128-bit product: 4 32-bit partial products) plus 4 low-half products m = t0 p' (3 each).
-IMADS_PER_MONT = 32 * 4 + 4 * 3
+# 32-bit multiply-adds per 256-bit Montgomery product (kernels/field256.cuh, 32-bit digits): 8 rounds of
+# 16 (a b_i, low and high halves) + 16 (m p) + 1 (m = t_0 p' mod 2^32).
+IMADS_PER_MONT = 8 * (16 + 16 + 1)
 IMAD_PER_CLOCK_PER_SM = 64
 DIRECTIONS = [("forward", "natural", "bitrev"), ("forward", "natural", "natural"), ("inverse", "bitrev", "natural")]
 
@@ -57,8 +59,16 @@ def references(cp, elements, repeats):
     return fft_ms, gbps
 
 
+def sm_clock_khz(cp, props) -> int:
+    """The SM clock (kHz): the device property where the runtime still reports it, else the attribute."""
+    if props.get("clockRate"):
+        return int(props["clockRate"])
+    cuda_dev_attr_clock_rate = 13
+    return int(cp.cuda.runtime.deviceGetAttribute(cuda_dev_attr_clock_rate, cp.cuda.Device().id))
+
+
 def random_field_array(cp, field, shape):
-    x = cp.random.randint(0, 2**63, size=tuple(shape) + (4,), dtype=cp.int64).view(cp.uint64)
+    x = cp.random.randint(0, 2**63 - 1, size=tuple(shape) + (4,), dtype=cp.int64).view(cp.uint64)
     x[..., 3] %= cp.uint64(field.p_limbs[3])  # below p's top limb: every element < p
     return x
 
@@ -76,7 +86,7 @@ def main(argv=None):
     engine = CupyFieldNTT()
     device = device_name(cp)
     props = cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)
-    sms, clock_khz = props["multiProcessorCount"], props["clockRate"]
+    sms, clock_khz = props["multiProcessorCount"], sm_clock_khz(cp, props)
     imad_per_s = sms * IMAD_PER_CLOCK_PER_SM * clock_khz * 1e3
     fields = FIELDS[:1] if args.quick else FIELDS
     cases = [(20, 1), (24, 1)] if args.quick else [c for c in CASES if c[0] <= args.max_log_n]
