@@ -79,8 +79,13 @@ __global__ void __launch_bounds__(NTT256_THREADS) ntt256_pass(
             const int j = q & (h - 1);
             const int t0 = ((q >> log_h) << (log_h + 1)) | j;
             Fe* x = sm + c * K + t0;
-            const Fe w = sub_tw[j << (log_ktop - 1 - log_h)];
             const Fe a = x[0], y = x[h];
+            if (log_h == 0) {  // h = 1: the twiddle is w^0 = 1 (the same branch for the whole block)
+                x[0] = fadd<F>(a, y);
+                x[1] = fsub<F>(a, y);
+                continue;
+            }
+            const Fe w = sub_tw[j << (log_ktop - 1 - log_h)];
             if (DIT) {
                 const Fe wy = mont_mul<F>(y, w);
                 x[0] = fadd<F>(a, wy);

@@ -90,11 +90,13 @@ def plan_passes(log_n: int, batch: int, dit: bool, scale: bool) -> list[Pass]:
 
 
 def mont_mul_count(log_n: int, batch: int, inverse: bool) -> int:
-    """Montgomery multiplications of one transform: one per butterfly, two per element for the 4-step
-    twiddle of every pass with low bits (form w^e from two tables, apply it), one per element for n^-1."""
+    """Montgomery multiplications of one transform: one per butterfly but those of each pass's stage of
+    half-size 1 (twiddle 1), two per element for the 4-step twiddle of every pass with low bits (form w^e
+    from two tables, apply it), one per element for n^-1."""
     n = 1 << log_n
-    strided = sum(1 for p in plan_passes(log_n, 1, False, False) if p.log_low > 0)
-    return batch * (n // 2 * log_n + 2 * n * strided + (n if inverse else 0))
+    passes = plan_passes(log_n, 1, False, False)
+    strided = sum(1 for p in passes if p.log_low > 0)
+    return batch * (n // 2 * (log_n - len(passes)) + 2 * n * strided + (n if inverse else 0))
 
 
 # -- host-side tables (Python ints) ------------------------------------------------------------------
