@@ -52,7 +52,13 @@ _FIELD_GPU = None
 def field_ntt_for(x, name: str = "x"):
     """The multi-limb prime-field transform engine for x's array type: `cpu_zk.NumpyFieldNTT` for
     NumPy arrays, `gpu_zk.CupyFieldNTT` (imported on first use) for CuPy arrays. Both take
-    (batch, n, limbs) uint64 arrays in standard form and offer forward, inverse and scale_by_powers."""
+    (batch, n, limbs) uint64 arrays in standard form and offer
+        forward(x, field, root, input_order, output_order)   # X[k] = sum_j x[j] root^(jk)
+        inverse(y, field, root, input_order, output_order)   # its exact inverse (root^-1, times n^-1)
+        scale_by_powers(x, field, base)                      # x[:, j] * base^j (coset shifts)
+    with orders "natural" or "bitrev", arguments already validated; optionally
+        twiddle_grid(x, field, root, row0, col0, row_step, col_step)  # 4-step twiddles, (rows, cols, limbs)
+    which dist.ntt_large uses (without it, the block is multiplied on the host)."""
     global _FIELD_CPU, _FIELD_GPU
     if _CPU.owns(x):
         if _FIELD_CPU is None:
@@ -63,8 +69,13 @@ def field_ntt_for(x, name: str = "x"):
     cupy_array = _cupy_array_type()
     if cupy_array is not None and isinstance(x, cupy_array):
         if _FIELD_GPU is None:
-            from .gpu_zk import CupyFieldNTT
-
+            try:
+                from .gpu_zk import CupyFieldNTT
+            except ModuleNotFoundError as exc:
+                if exc.name != f"{__name__}.gpu_zk":
+                    raise
+                raise TypeError(f"{name}: multi-limb prime-field transforms of CuPy arrays need "
+                                "hebatch/backend/gpu_zk.py, which this installation lacks") from None
             _FIELD_GPU = CupyFieldNTT()
         return _FIELD_GPU
     raise TypeError(f"{name} must be a NumPy or CuPy array, got {type(x).__module__}.{type(x).__name__}")
