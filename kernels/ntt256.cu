@@ -150,6 +150,22 @@ __global__ void scale_by_powers256(const Fe* __restrict__ in, Fe* __restrict__ o
     }
 }
 
+// y[i, j] = x[i, j] * root^E, E = ((row0 + row_step i)(col0 + col_step j)) mod N for a root of power-of-two
+// order N (N divides 2^64, so wrapping 64-bit products keep E exact; mask = N - 1): the twiddle step of a
+// 4-step transform spread over devices, on one block of its matrix. x and y are (rows, cols) elements.
+template <class F>
+__global__ void twiddle_grid256(const Fe* __restrict__ x, Fe* __restrict__ y, long long rows, long long cols,
+                                u64 row0, u64 row_step, u64 col0, u64 col_step, u64 mask, const Fe* __restrict__ low,
+                                const Fe* __restrict__ high, int bits) {
+    const long long total = rows * cols;
+    for (long long idx = blockIdx.x * (long long)blockDim.x + threadIdx.x; idx < total;
+         idx += (long long)gridDim.x * blockDim.x) {
+        const long long i = idx / cols, j = idx - i * cols;
+        const u64 e = ((row0 + row_step * (u64)i) * (col0 + col_step * (u64)j)) & mask;
+        y[idx] = mont_mul<F>(x[idx], power_from_tables<F>(e, low, high, bits));
+    }
+}
+
 // Elementwise field operations for tests: out[0] = a b, out[1] = a + b, out[2] = a - b (standard form;
 // the product is mont_mul(mont_mul(a, b), R^2 mod p)).
 template <class F>
@@ -172,7 +188,9 @@ __global__ void field_ops256(const Fe* __restrict__ a, const Fe* __restrict__ b,
     template __global__ void ntt256_pass<F, true>(const Fe*, Fe*, long long, int, int, int, int, const Fe*, int,  \
                                                   const Fe*, const Fe*, int, const Fe*, int);                   \
     template __global__ void scale_by_powers256<F>(const Fe*, Fe*, long long, int, const Fe*, const Fe*, int);  \
-    template __global__ void field_ops256<F>(const Fe*, const Fe*, const Fe*, Fe*, long long);
+    template __global__ void field_ops256<F>(const Fe*, const Fe*, const Fe*, Fe*, long long);                 \
+    template __global__ void twiddle_grid256<F>(const Fe*, Fe*, long long, long long, u64, u64, u64, u64, u64,  \
+                                                const Fe*, const Fe*, int);
 #ifndef __CUDACC_RTC__
 NTT256_INSTANTIATE(BN254Fr)
 NTT256_INSTANTIATE(BLS12_381Fr)

@@ -227,6 +227,20 @@ def test_gpu_2_24_sparse_shift_and_round_trip(cp, engines, field):
 
 
 @gpu
+def test_gpu_twiddle_grid_matches_cpu(cp, engines):
+    cpu, gpu_engine = engines
+    rng = np.random.default_rng()
+    for field in FIELDS:
+        x = random_elements_fast(rng, field, (48, 80))
+        for root in (field.root_of_unity(1 << 21), field.root_of_unity(1 << 28), field.generator):
+            for args in ((5, 3, 1, 1), (2**40 + 7, 11, 2, 3), (0, 1, 1, 2)):
+                want = cpu.twiddle_grid(x, field, root, *args)
+                assert (gpu_engine.twiddle_grid(cp.asarray(x), field, root, *args).get() == want).all()
+                strided = cp.asarray(np.ascontiguousarray(x.transpose(1, 0, 2))).transpose(1, 0, 2)
+                assert (gpu_engine.twiddle_grid(strided, field, root, *args).get() == want).all()
+
+
+@gpu
 def test_gpu_validation(cp, engines):
     gpu_engine = engines[1]
     field = BN254_FR

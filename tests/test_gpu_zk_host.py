@@ -18,6 +18,9 @@ ORDER_PAIRS = [("natural", "natural"), ("natural", "bitrev"), ("bitrev", "natura
 
 
 class FakeArray(np.ndarray):
+    def get(self):
+        return np.asarray(self)
+
     @property
     def device(self):
         return contextlib.nullcontext()
@@ -116,6 +119,17 @@ class Kernel:
         put(out, f, [v * mont(f, high, (i & mask) >> bits) * mont(f, low, i & mask & ((1 << bits) - 1)) % f.p
                      for i, v in enumerate(values)])
 
+    def twiddle_grid256(self, grid, smem, x, out, rows, cols, row0, row_step, col0, col_step, mask, low, high, bits):
+        f, bits, cols = self.field, int(bits), int(cols)
+        low_i, high_i = mont_all(f, low), mont_all(f, high)
+        values = ints(f, x)
+        result = []
+        for idx, v in enumerate(values):
+            i, j = divmod(idx, cols)
+            e = ((int(row0) + int(row_step) * i) * (int(col0) + int(col_step) * j)) & int(mask)
+            result.append(v * high_i[e >> bits] * low_i[e & ((1 << bits) - 1)] % f.p)
+        put(out, f, result)
+
     def field_ops256(self, grid, smem, a, b, r2, out, count):
         f, p = self.field, self.field.p
         rr = f.from_limbs(np.asarray(r2[0]))
@@ -158,3 +172,15 @@ def test_host_side_with_modelled_kernels(engine, log_n, batch):
             a, b = x.reshape(-1, 4), x[::-1].reshape(-1, 4)
             prod, total, diff = engine.field_ops(a.view(FakeArray), np.ascontiguousarray(b).view(FakeArray), field)
             assert (prod == cpu.mul(a, b, field)).all()
+
+
+def test_host_twiddle_grid_with_modelled_kernels(engine):
+    rng = np.random.default_rng()
+    cpu = NumpyFieldNTT()
+    field = BN254_FR
+    x = rng.integers(0, 2**64, size=(6, 10, 4), dtype=np.uint64)
+    x[..., 3] %= np.uint64(field.p_limbs[3])
+    for root in (field.root_of_unity(1 << 20), field.root_of_unity(1 << 28), 1, field.generator):
+        for args in ((5, 3, 1, 1), (2**40 + 7, 11, 2, 3), (0, 1, 1, 2)):
+            got = engine.twiddle_grid(x.view(FakeArray), field, root, *args)
+            assert (np.asarray(got) == cpu.twiddle_grid(x, field, root, *args)).all(), (root, args)

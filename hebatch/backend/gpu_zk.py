@@ -205,9 +205,9 @@ class CupyFieldNTT:
     def _load(self, field):
         s = FIELD_STRUCTS[field.p]
         names = (f"ntt256_pass<{s},false>", f"ntt256_pass<{s},true>", f"scale_by_powers256<{s}>",
-                 f"field_ops256<{s}>", "bitrev_permute256")
+                 f"field_ops256<{s}>", "bitrev_permute256", f"twiddle_grid256<{s}>")
         module = load_module("ntt256.cu", defines=self.defines, name_expressions=names)
-        kernels = {key: module.get_function(nm) for key, nm in zip(("dif", "dit", "scale", "ops", "bitrev"), names)}
+        kernels = {key: module.get_function(nm) for key, nm in zip(("dif", "dit", "scale", "ops", "bitrev", "grid"), names)}
         for key in ("dif", "dit"):  # blocks of 2^11 elements: 64 KiB of dynamic shared memory
             kernels[key].max_dynamic_shared_size_bytes = 32 << LOG_BLOCK
         return kernels
@@ -322,6 +322,46 @@ class CupyFieldNTT:
         self._module(field)["scale"]((blocks,), (THREADS,), (x, out, np.int64(total), np.int32(log_n), low, high,
                                                               np.int32(bits)))
         return out
+
+    def twiddle_grid(self, x, field: PrimeField, root: int, row0: int, col0: int, row_step: int = 1,
+                     col_step: int = 1):
+        """x[i, j] * root^((row0 + row_step i)(col0 + col_step j)) for x of shape (rows, cols, 4): the
+        twiddle step of a 4-step transform on one block of its matrix. On the GPU for roots of power-of-two
+        order (exponents reduced mod the order), else on the host through the CPU engine."""
+        if not isinstance(x, self.xp.ndarray):
+            raise TypeError(f"x must be a CuPy array, got {type(x).__name__}")
+        if x.ndim != 3 or x.shape[2] != LIMBS or x.dtype != np.uint64:
+            raise ValueError(f"x must be a (rows, cols, 4) uint64 array, got {x.shape} {x.dtype}")
+        if not isinstance(field, PrimeField) or field.p not in FIELD_STRUCTS:
+            raise ValueError(f"field must be one of bn254, bls12-381, bls12-377 on the GPU, got {field!r}")
+        root, row0, col0, row_step, col_step = (operator.index(v) for v in (root, row0, col0, row_step, col_step))
+        root %= field.p
+        log_order = next((k for k in range(field.two_adicity + 1) if pow(root, 1 << k, field.p) == 1), None)
+        xp = self.xp
+        if log_order is None:  # no power-of-two order: exact on the host
+            from .cpu_zk import NumpyFieldNTT
+
+            host = NumpyFieldNTT().twiddle_grid(x.get(), field, root, row0, col0, row_step, col_step)
+            with x.device:
+                return xp.asarray(host)
+        with x.device:
+            x = xp.ascontiguousarray(x)
+            rows, cols, _ = x.shape
+            out = xp.empty(x.shape, dtype=np.uint64)
+            if x.size == 0:
+                return out
+
+            def build():
+                low, high, bits = power_tables(field, root, log_order)
+                return xp.asarray(low), xp.asarray(high), bits
+
+            low, high, bits = self._cached(("powers", field.p, log_order, root), build)
+            order = 1 << log_order
+            blocks = max(1, min(1 << 16, -(-rows * cols // THREADS)))
+            self._module(field)["grid"]((blocks,), (THREADS,), (
+                x, out, np.int64(rows), np.int64(cols), np.uint64(row0 % order), np.uint64(row_step % order),
+                np.uint64(col0 % order), np.uint64(col_step % order), np.uint64(order - 1), low, high, np.int32(bits)))
+            return out
 
     def field_ops(self, a, b, field: PrimeField):
         """(a b, a + b, a - b) mod p elementwise for (count, 4) arrays (a check of the kernel arithmetic)."""
