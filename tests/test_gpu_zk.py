@@ -227,6 +227,26 @@ def test_gpu_2_24_sparse_shift_and_round_trip(cp, engines, field):
 
 
 @gpu
+@pytest.mark.parametrize("field", FIELDS, ids=lambda f: f.name)
+def test_gpu_single_pass_matches_model(cp, engines, field):
+    """Each pass alone (DIF and DIT, with and without 4-step twiddles and n^-1) against its Python model."""
+    gpu_engine = engines[1]
+    rng = np.random.default_rng()
+    for log_n, batch in ((12, 2), (13, 1)):
+        n = 1 << log_n
+        w = field.root_of_unity(n)
+        x = random_elements_fast(rng, field, (batch, n))
+        for dit in (False, True):
+            for ps in plan_passes(log_n, batch, dit, scale=True):
+                out = cp.empty((batch, n, 4), dtype=cp.uint64)
+                gpu_engine.run_pass(cp.asarray(x), out, field, w, ps)
+                flat = [int(v) for v in field.from_limbs(x).reshape(-1)]
+                want = emulate_passes(flat, field, w, log_n, batch, dit, True, passes=[ps])
+                got = [int(v) for v in field.from_limbs(out.get()).reshape(-1)]
+                assert got == want, (field.name, log_n, ps)
+
+
+@gpu
 def test_gpu_twiddle_grid_matches_cpu(cp, engines):
     cpu, gpu_engine = engines
     rng = np.random.default_rng()
@@ -255,13 +275,13 @@ def test_gpu_validation(cp, engines):
         gpu_engine.forward(cp.zeros((1, 8, 4), dtype=cp.uint64), field, w, "reversed")
 
 
-def emulate_passes(values, field, root, log_n, batch, dit, scale):
-    """The kernels' pass schedule with Python ints (index arithmetic exactly as in ntt256_pass), in place
-    on a flat list of batch * n values: checks the plans and index maps without a GPU."""
+def emulate_passes(values, field, root, log_n, batch, dit, scale, passes=None):
+    """The kernels' pass schedule (or the given passes) with Python ints (index arithmetic exactly as in
+    ntt256_pass), in place on a flat list of batch * n values: checks the plans and index maps without a GPU."""
     p = field.p
     n = 1 << log_n
     log_ktop = min(log_n, LOG_BLOCK)
-    for ps in plan_passes(log_n, batch, dit, scale):
+    for ps in passes or plan_passes(log_n, batch, dit, scale):
         k, low = ps.log_k, ps.log_low
         big_k = 1 << k
         shift = log_n - low - k

@@ -241,16 +241,21 @@ class CupyFieldNTT:
     def _passes(self, src, out, field, root, dit, scale):
         """Run one DIF/DIT transform of src into out (out may be src)."""
         batch, n, _ = src.shape
+        for i, p in enumerate(plan_passes(n.bit_length() - 1, batch, dit, scale)):
+            self.run_pass(src if i == 0 else out, out, field, root, p)
+
+    def run_pass(self, src, out, field, root, p: Pass):
+        """One ntt256_pass launch of a transform of src's size with this root (a building block, exposed
+        so that tests can check a single pass against its model)."""
+        batch, n, _ = src.shape
         log_n = n.bit_length() - 1
-        k = self._module(field)
         t = self._ntt_tables(field, root, log_n)
-        kernel = k["dit" if dit else "dif"]
-        for i, p in enumerate(plan_passes(log_n, batch, dit, scale)):
-            kernel((p.grid,), (THREADS,),
-                   (src if i == 0 else out, out, np.int64(batch << (log_n - p.log_k)), np.int32(log_n),
-                    np.int32(p.log_k), np.int32(p.log_low), np.int32(p.log_c), t["sub"], np.int32(t["log_ktop"]),
-                    t["low"], t["high"], np.int32(t["bits"]), t["n_inv"], np.int32(1 if p.scale else 0)),
-                   shared_mem=p.smem)
+        kernel = self._module(field)["dit" if p.dit else "dif"]
+        kernel((p.grid,), (THREADS,),
+               (src, out, np.int64(batch << (log_n - p.log_k)), np.int32(log_n), np.int32(p.log_k),
+                np.int32(p.log_low), np.int32(p.log_c), t["sub"], np.int32(t["log_ktop"]), t["low"], t["high"],
+                np.int32(t["bits"]), t["n_inv"], np.int32(1 if p.scale else 0)),
+               shared_mem=p.smem)
 
     def _bitrev(self, src, out, field):
         batch, n, _ = src.shape
