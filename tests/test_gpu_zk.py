@@ -261,6 +261,25 @@ def test_gpu_twiddle_grid_matches_cpu(cp, engines):
 
 
 @gpu
+def test_gpu_misaligned_and_strided_inputs(cp, engines):
+    """Views that start off a 32-byte boundary or are not contiguous give the same results."""
+    cpu, gpu_engine = engines
+    field = BLS12_381_FR
+    rng = np.random.default_rng()
+    n = 1 << 10
+    x = random_elements_fast(rng, field, (2, n))
+    w = field.root_of_unity(n)
+    buf = cp.zeros(x.size + 1, dtype=cp.uint64)
+    buf[1:] = cp.asarray(x.reshape(-1))
+    shifted = buf[1:].reshape(x.shape)
+    assert shifted.data.ptr % 32 != 0
+    assert (gpu_engine.forward(shifted, field, w).get() == cpu.forward(x, field, w)).all()
+    strided = cp.asarray(np.ascontiguousarray(x[::-1]))[::-1]
+    assert (gpu_engine.inverse(strided, field, w, "bitrev", "natural").get()
+            == cpu.inverse(x, field, w, "bitrev", "natural")).all()
+
+
+@gpu
 def test_gpu_validation(cp, engines):
     gpu_engine = engines[1]
     field = BN254_FR

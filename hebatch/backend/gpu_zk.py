@@ -191,6 +191,15 @@ class CupyFieldNTT:
             if not isinstance(value, str) or value not in ORDERS:
                 raise ValueError(f"{name} must be 'natural' or 'bitrev', got {value!r}")
 
+    def _aligned(self, x):
+        """x as a C-contiguous array whose elements start on 32-byte boundaries (the kernels load whole
+        elements with 16-byte accesses): x itself where it is one, else a copy."""
+        x = self.xp.ascontiguousarray(x)
+        data = getattr(x, "data", None)
+        if data is not None and hasattr(data, "ptr") and data.ptr % 32:
+            x = x.copy()
+        return x
+
     # -- device state ----------------------------------------------------------------------------
     def _module(self, field):
         key = (self.xp.cuda.Device().id, "module", field.p)
@@ -270,7 +279,7 @@ class CupyFieldNTT:
         n = x.shape[1]
         root = self._check_root(field, root, n)
         xp = self.xp
-        x = xp.ascontiguousarray(x)
+        x = self._aligned(x)
         out = xp.empty(x.shape, dtype=np.uint64)
         if x.shape[0] == 0:
             return out
@@ -309,7 +318,7 @@ class CupyFieldNTT:
 
     def _scale_by_powers(self, x, field, base):
         xp = self.xp
-        x = xp.ascontiguousarray(x)
+        x = self._aligned(x)
         batch, n, _ = x.shape
         out = xp.empty(x.shape, dtype=np.uint64)
         if x.size == 0:
@@ -350,7 +359,7 @@ class CupyFieldNTT:
             with x.device:
                 return xp.asarray(host)
         with x.device:
-            x = xp.ascontiguousarray(x)
+            x = self._aligned(x)
             rows, cols, _ = x.shape
             out = xp.empty(x.shape, dtype=np.uint64)
             if x.size == 0:
@@ -379,6 +388,6 @@ class CupyFieldNTT:
         out = xp.empty((3, count, LIMBS), dtype=np.uint64)
         r2 = xp.asarray(np.array([field.R2_limbs], dtype=np.uint64))  # mont_mul(a b R^-1, R^2) = a b
         blocks = max(1, min(1 << 16, -(-count // THREADS)))
-        self._module(field)["ops"]((blocks,), (THREADS,), (xp.ascontiguousarray(a), xp.ascontiguousarray(b), r2, out,
+        self._module(field)["ops"]((blocks,), (THREADS,), (self._aligned(a), self._aligned(b), r2, out,
                                                             np.int64(count)))
         return out[0], out[1], out[2]
