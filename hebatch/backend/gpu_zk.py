@@ -52,7 +52,9 @@ def pass_sizes(log_n: int) -> list[int]:
 
 @dataclass(frozen=True)
 class Pass:
-    """One ntt256_pass launch: log_k stages on groups spaced 2^log_low apart, 2^log_c lanes a block."""
+    """One ntt256_pass launch: log_k stages on groups spaced 2^log_low apart, 2^log_c lanes a block.
+    scale: multiply every output by n^-1 (one multiplication per element); scale_in_twiddle: take the
+    4-step twiddles from the table pre-multiplied by n^-1 instead (no extra multiplication)."""
 
     dit: bool
     log_k: int
@@ -60,6 +62,7 @@ class Pass:
     log_c: int
     grid: int
     scale: bool
+    scale_in_twiddle: bool = False
 
     @property
     def smem(self) -> int:
@@ -80,23 +83,27 @@ def plan_passes(log_n: int, batch: int, dit: bool, scale: bool) -> list[Pass]:
         for k in list(reversed(sizes[1:])) + [sizes[0]]:
             high -= k
             spans.append((k, high))
+    # n^-1 rides on the 4-step twiddles of the first pass that has them (every element gets one), else
+    # it is a multiplication on the last pass's stores
+    twiddled = next((i for i, (_, low) in enumerate(spans) if low > 0), None)
     passes = []
     for index, (k, low) in enumerate(spans):
         lanes = batch << (log_n - k)
         log_c = min(LOG_BLOCK - k, max(0, (lanes - 1).bit_length()))
         grid = -(-lanes // (1 << log_c))
-        passes.append(Pass(dit, k, low, log_c, grid, scale and index == len(spans) - 1))
+        passes.append(Pass(dit, k, low, log_c, grid, scale and twiddled is None and index == len(spans) - 1,
+                           scale and index == twiddled))
     return passes
 
 
 def mont_mul_count(log_n: int, batch: int, inverse: bool) -> int:
     """Montgomery multiplications of one transform: one per butterfly but those of each pass's stage of
     half-size 1 (twiddle 1), two per element for the 4-step twiddle of every pass with low bits (form w^e
-    from two tables, apply it), one per element for n^-1."""
+    from two tables, apply it), one per element for n^-1 where no pass has 4-step twiddles to carry it."""
     n = 1 << log_n
-    passes = plan_passes(log_n, 1, False, False)
+    passes = plan_passes(log_n, 1, False, inverse)
     strided = sum(1 for p in passes if p.log_low > 0)
-    return batch * (n // 2 * (log_n - len(passes)) + 2 * n * strided + (n if inverse else 0))
+    return batch * (n // 2 * (log_n - len(passes)) + 2 * n * strided + n * sum(p.scale for p in passes))
 
 
 # -- host-side tables (Python ints) ------------------------------------------------------------------
@@ -111,10 +118,10 @@ def montgomery_limbs(field: PrimeField, values) -> np.ndarray:
     return out
 
 
-def powers(base: int, count: int, p: int, step: int = 1) -> list[int]:
-    """base^(step e) mod p for e < count."""
+def powers(base: int, count: int, p: int, step: int = 1, start: int = 1) -> list[int]:
+    """start * base^(step e) mod p for e < count."""
     b = pow(base, step, p)
-    out, v = [], 1
+    out, v = [], start % p
     for _ in range(count):
         out.append(v)
         v = v * b % p
@@ -240,9 +247,11 @@ class CupyFieldNTT:
             xp = self.xp
             sub, log_ktop = sub_table(field, root, log_n)
             low, high, bits = power_tables(field, root, log_n)
-            n_inv = montgomery_limbs(field, [pow(1 << log_n, -1, field.p)])
+            n_inv = pow(1 << log_n, -1, field.p)
+            high_n_inv = montgomery_limbs(field, powers(root, 1 << (log_n - bits), field.p, 1 << bits, n_inv))
             return dict(sub=xp.asarray(sub), log_ktop=log_ktop, low=xp.asarray(low), high=xp.asarray(high),
-                        bits=bits, n_inv=xp.asarray(n_inv))
+                        high_n_inv=xp.asarray(high_n_inv), bits=bits,
+                        n_inv=xp.asarray(montgomery_limbs(field, [n_inv])))
 
         return self._cached(("ntt", field.p, log_n, root), build)
 
@@ -262,7 +271,8 @@ class CupyFieldNTT:
         kernel = self._module(field)["dit" if p.dit else "dif"]
         kernel((p.grid,), (THREADS,),
                (src, out, np.int64(batch << (log_n - p.log_k)), np.int32(log_n), np.int32(p.log_k),
-                np.int32(p.log_low), np.int32(p.log_c), t["sub"], np.int32(t["log_ktop"]), t["low"], t["high"],
+                np.int32(p.log_low), np.int32(p.log_c), t["sub"], np.int32(t["log_ktop"]), t["low"],
+                t["high_n_inv"] if p.scale_in_twiddle else t["high"],
                 np.int32(t["bits"]), t["n_inv"], np.int32(1 if p.scale else 0)),
                shared_mem=p.smem)
 
