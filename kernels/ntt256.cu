@@ -13,7 +13,8 @@
 // Sub-transform twiddles come from one small table of w^(e n / K_top) (K_top = min(n, 2^11)); the
 // 4-step twiddles from two tables of sqrt(n) entries (w^e = high[e >> b] * low[e & (2^b - 1)]), so no
 // table of size n is ever built. All constants are in Montgomery form (see field256.cuh).
-// An optional factor (n^-1 for inverse transforms) is applied on the last pass's stores.
+// Inverse transforms get n^-1 from a 4-step twiddle table pre-multiplied by it (host side: one pass reads
+// that table), or, for one-pass sizes, from the optional factor applied on the stores (use_scale).
 #include "field256.cuh"
 
 #define NTT256_LOG_BLOCK 11  // elements per block: 2^11 (64 KiB of shared memory)
