@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One GPU session: install carried wheels, GPU tests, benchmarks; logs and JSON under $OUT.
-# Usage (from the repository root on a GPU machine): bash benchmarks/run_on_device.sh [tests|bench|bfv|all] [pytest args...]
-# (bfv: the BFV/RNS GPU tests and benchmarks/bfv_bench.py only)
+# Usage (from the repository root on a GPU machine): bash benchmarks/run_on_device.sh [tests|bench|bfv|zk|all] [pytest args...]
+# bfv: the BFV/RNS GPU tests and benchmarks/bfv_bench.py; zk: the 256-bit field GPU tests and benchmarks/zk_bench.py
 set -uo pipefail
 what=${1:-all}; shift || true
 OUT=${OUT:-/tmp/hebatch-out}; mkdir -p "$OUT"; export OUT PYTHONUNBUFFERED=1
@@ -16,6 +16,10 @@ nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm,clocks.max.sm 
 python3 -c "import cupy, numpy; print('cupy', cupy.__version__, 'numpy', numpy.__version__)" | tee -a "$OUT/gpu.txt"
 if [ "$what" = tests ] || [ "$what" = all ]; then
     python3 -m pytest -q -m gpu -p no:cacheprovider "$@" 2>&1 | tee "$OUT/gpu-tests.log"
+fi
+if [ "$what" = zk ]; then
+    python3 -m pytest -q -m gpu -p no:cacheprovider tests/test_gpu_zk.py "$@" 2>&1 | tee "$OUT/zk-tests.log"
+    python3 benchmarks/zk_bench.py --out "$OUT" 2>&1 | tee "$OUT/zk-bench.log"
 fi
 if [ "$what" = bench ] || [ "$what" = all ]; then
     python3 benchmarks/ntt_bench.py --algorithms auto,radix2 2>&1 | tee "$OUT/ntt-bench.log"

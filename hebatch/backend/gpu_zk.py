@@ -1,0 +1,403 @@
+"""CuPy backend for NTTs over the 256-bit scalar fields of zk provers (BN254, BLS12-381, BLS12-377).
+
+Arrays are CuPy (batch, n, 4) uint64, little-endian limbs, standard form, as at the API; kernels
+(kernels/ntt256.cu) read and write that layout directly and keep data in standard form, with every
+constant multiplier in Montgomery form. Work runs on the current CUDA stream with no host
+synchronisation; results are fresh C-ordered arrays.
+
+Orders (one output buffer, no scratch copy):
+  forward natural -> bitrev : DIF passes (x -> out)
+  forward bitrev  -> natural: DIT passes (x -> out)
+  natural -> natural        : bit-reversal permutation (x -> out), then DIT in place
+  bitrev  -> bitrev         : bit-reversal permutation (x -> out), then DIF in place
+Inverse transforms run the same with root^-1, n^-1 applied on the last NTT pass.
+"""
+
+from __future__ import annotations
+
+import operator
+import threading
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..field import BLS12_377_FR, BLS12_381_FR, BN254_FR, PrimeField
+from .cuda import load_module
+
+FIELD_STRUCTS = {BN254_FR.p: "BN254Fr", BLS12_381_FR.p: "BLS12_381Fr", BLS12_377_FR.p: "BLS12_377Fr"}
+"""The kernel struct (kernels/field256.cuh) of each supported field, by modulus."""
+
+LOG_BLOCK = 11  # elements per block: NTT256_LOG_BLOCK in kernels/ntt256.cu
+MAX_LOG_K_STRIDED = 9  # passes over strided columns keep >= 4 consecutive columns (128 bytes) per block
+THREADS = 256  # NTT256_THREADS
+ORDERS = ("natural", "bitrev")
+LIMBS = 4
+
+
+# -- plans (free of CuPy, checked on the CPU) ------------------------------------------------------
+
+def pass_sizes(log_n: int) -> list[int]:
+    """Stages per pass: the first entry is the pass over contiguous groups (up to 11 stages), the
+    rest are the passes over strided columns (up to 9 stages each), as few passes as possible."""
+    if log_n <= LOG_BLOCK:
+        return [log_n]
+    passes = 2
+    while LOG_BLOCK + MAX_LOG_K_STRIDED * (passes - 1) < log_n:
+        passes += 1
+    first = min(LOG_BLOCK, max(log_n - MAX_LOG_K_STRIDED * (passes - 1), -(-log_n // passes)))
+    rest = log_n - first
+    others = [rest // (passes - 1) + (1 if i < rest % (passes - 1) else 0) for i in range(passes - 1)]
+    return [first] + others
+
+
+@dataclass(frozen=True)
+class Pass:
+    """One ntt256_pass launch: log_k stages on groups spaced 2^log_low apart, 2^log_c lanes a block.
+    scale: multiply every output by n^-1 (one multiplication per element); scale_in_twiddle: take the
+    4-step twiddles from the table pre-multiplied by n^-1 instead (no extra multiplication)."""
+
+    dit: bool
+    log_k: int
+    log_low: int
+    log_c: int
+    grid: int
+    scale: bool
+    scale_in_twiddle: bool = False
+
+    @property
+    def smem(self) -> int:
+        return (32 << self.log_k) << self.log_c
+
+
+def plan_passes(log_n: int, batch: int, dit: bool, scale: bool) -> list[Pass]:
+    """The passes of one DIF (dit=False: top bits first) or DIT (low bits first) transform."""
+    sizes = pass_sizes(log_n)
+    if dit:  # contiguous pass first, then up through the strided ones
+        order, low = sizes, 0
+        spans = []
+        for k in order:
+            spans.append((k, low))
+            low += k
+    else:  # strided passes from the top, contiguous last
+        spans, high = [], log_n
+        for k in list(reversed(sizes[1:])) + [sizes[0]]:
+            high -= k
+            spans.append((k, high))
+    # n^-1 rides on the 4-step twiddles of the first pass that has them (every element gets one), else
+    # it is a multiplication on the last pass's stores
+    twiddled = next((i for i, (_, low) in enumerate(spans) if low > 0), None)
+    passes = []
+    for index, (k, low) in enumerate(spans):
+        lanes = batch << (log_n - k)
+        log_c = min(LOG_BLOCK - k, max(0, (lanes - 1).bit_length()))
+        grid = -(-lanes // (1 << log_c))
+        passes.append(Pass(dit, k, low, log_c, grid, scale and twiddled is None and index == len(spans) - 1,
+                           scale and index == twiddled))
+    return passes
+
+
+def mont_mul_count(log_n: int, batch: int, inverse: bool) -> int:
+    """Montgomery multiplications of one transform: one per butterfly but those of each pass's stage of
+    half-size 1 (twiddle 1), two per element for the 4-step twiddle of every pass with low bits (form w^e
+    from two tables, apply it), one per element for n^-1 where no pass has 4-step twiddles to carry it."""
+    n = 1 << log_n
+    passes = plan_passes(log_n, 1, False, inverse)
+    strided = sum(1 for p in passes if p.log_low > 0)
+    return batch * (n // 2 * (log_n - len(passes)) + 2 * n * strided + n * sum(p.scale for p in passes))
+
+
+# -- host-side tables (Python ints) ------------------------------------------------------------------
+
+def montgomery_limbs(field: PrimeField, values) -> np.ndarray:
+    """(len(values), 4) uint64: each v R mod p as little-endian limbs."""
+    p, r = field.p, field.R
+    ints = np.array([v * r % p for v in values] + [0], dtype=object)[:-1]
+    out = np.empty((len(ints), LIMBS), dtype=np.uint64)
+    for k in range(LIMBS):
+        out[:, k] = ((ints >> (64 * k)) & ((1 << 64) - 1)).astype(np.uint64)
+    return out
+
+
+def powers(base: int, count: int, p: int, step: int = 1, start: int = 1) -> list[int]:
+    """start * base^(step e) mod p for e < count."""
+    b = pow(base, step, p)
+    out, v = [], start % p
+    for _ in range(count):
+        out.append(v)
+        v = v * b % p
+    return out
+
+
+def split_bits(log_n: int) -> int:
+    return (log_n + 1) // 2
+
+
+def power_tables(field: PrimeField, base: int, log_n: int):
+    """Two-level tables of base^e, e < 2^log_n: low[e & (2^b - 1)], high[e >> b] (Montgomery form)."""
+    bits = split_bits(log_n)
+    low = montgomery_limbs(field, powers(base, 1 << bits, field.p))
+    high = montgomery_limbs(field, powers(base, 1 << (log_n - bits), field.p, 1 << bits))
+    return low, high, bits
+
+
+def sub_table(field: PrimeField, root: int, log_n: int):
+    """w^(e n / K_top) for e < K_top / 2, K_top = min(n, 2^11): the twiddles of every in-block stage."""
+    log_ktop = min(log_n, LOG_BLOCK)
+    return montgomery_limbs(field, powers(root, max(1, (1 << log_ktop) // 2), field.p, 1 << (log_n - log_ktop))), log_ktop
+
+
+# -- the engine ---------------------------------------------------------------------------------------
+
+class CupyFieldNTT:
+    """Field NTTs on CuPy arrays x of shape (batch, n, 4) uint64, standard form, entries < p, for
+    BN254_FR, BLS12_381_FR and BLS12_377_FR; the same interface and results as
+    `cpu_zk.NumpyFieldNTT` (forward: X[k] = sum_j x[j] root^(jk); inverse: its exact inverse)."""
+
+    name = "gpu"
+
+    def __init__(self, defines: tuple[tuple[str, str], ...] = ()):
+        """defines: -D options for kernels/ntt256.cu, e.g. (("FIELD256_U128", "1"),) for the portable
+        64-bit-word multiplication instead of the PTX one (for debugging and comparison)."""
+        import cupy
+
+        self.xp = cupy
+        self.defines = tuple(defines)
+        self._lock = threading.Lock()
+        self._tables: dict = {}
+
+    # -- checks ------------------------------------------------------------------------------------
+    def _check(self, x, field, name="x"):
+        if not isinstance(x, self.xp.ndarray):
+            raise TypeError(f"{name} must be a CuPy array, got {type(x).__name__}")
+        if not isinstance(field, PrimeField):
+            raise TypeError(f"field must be a PrimeField, got {type(field).__name__}")
+        if field.p not in FIELD_STRUCTS:
+            raise ValueError(f"field must be one of bn254, bls12-381, bls12-377 on the GPU, got {field.name}")
+        if x.dtype != np.uint64 or x.ndim != 3 or x.shape[2] != LIMBS:
+            raise ValueError(f"{name} must be a (batch, n, 4) uint64 array, got {x.shape} {x.dtype}")
+        n = x.shape[1]
+        if n < 1 or n & (n - 1):
+            raise ValueError(f"{name}: n must be a power of two, got {n}")
+        if n > 1 << field.two_adicity:
+            raise ValueError(f"{name}: n must be <= 2**{field.two_adicity} for {field.name}, got {n}")
+
+    @staticmethod
+    def _check_root(field, root, n):
+        if isinstance(root, bool) or not hasattr(root, "__index__"):
+            raise TypeError(f"root must be an int, got {type(root).__name__}")
+        root = operator.index(root)
+        if not 0 < root < field.p:
+            raise ValueError(f"root must be an int in (0, p), got {root!r}")
+        if pow(root, n, field.p) != 1 or (n > 1 and pow(root, n // 2, field.p) == 1):
+            raise ValueError(f"root must be a primitive {n}-th root of unity in {field.name}")
+        return root
+
+    @staticmethod
+    def _check_orders(input_order, output_order):
+        for value, name in ((input_order, "input_order"), (output_order, "output_order")):
+            if not isinstance(value, str) or value not in ORDERS:
+                raise ValueError(f"{name} must be 'natural' or 'bitrev', got {value!r}")
+
+    def _aligned(self, x):
+        """x as a C-contiguous array whose elements start on 32-byte boundaries (the kernels load whole
+        elements with 16-byte accesses): x itself where it is one, else a copy."""
+        x = self.xp.ascontiguousarray(x)
+        data = getattr(x, "data", None)
+        if data is not None and hasattr(data, "ptr") and data.ptr % 32:
+            x = x.copy()
+        return x
+
+    # -- device state ----------------------------------------------------------------------------
+    def _module(self, field):
+        key = (self.xp.cuda.Device().id, "module", field.p)
+        with self._lock:
+            found = self._tables.get(key)
+        if found is None:
+            found = self._load(field)
+            with self._lock:
+                self._tables[key] = found
+        return found
+
+    def _load(self, field):
+        s = FIELD_STRUCTS[field.p]
+        names = (f"ntt256_pass<{s},false>", f"ntt256_pass<{s},true>", f"scale_by_powers256<{s}>",
+                 f"field_ops256<{s}>", "bitrev_permute256", f"twiddle_grid256<{s}>")
+        module = load_module("ntt256.cu", defines=self.defines, name_expressions=names)
+        kernels = {key: module.get_function(nm) for key, nm in zip(("dif", "dit", "scale", "ops", "bitrev", "grid"), names)}
+        for key in ("dif", "dit"):  # blocks of 2^11 elements: 64 KiB of dynamic shared memory
+            kernels[key].max_dynamic_shared_size_bytes = 32 << LOG_BLOCK
+        return kernels
+
+    def _cached(self, key, build):
+        key = (self.xp.cuda.Device().id,) + key
+        with self._lock:
+            value = self._tables.get(key)
+        if value is None:
+            value = build()
+            with self._lock:
+                tables = [k for k in self._tables if k[1] != "module"]
+                if len(tables) > 32:  # drop the oldest table set
+                    self._tables.pop(tables[0])
+                self._tables[key] = value
+        return value
+
+    def _ntt_tables(self, field, root, log_n):
+        """Device tables of one (field, n, root): in-block twiddles, two-level 4-step twiddles, n^-1."""
+        def build():
+            xp = self.xp
+            sub, log_ktop = sub_table(field, root, log_n)
+            low, high, bits = power_tables(field, root, log_n)
+            n_inv = pow(1 << log_n, -1, field.p)
+            high_n_inv = montgomery_limbs(field, powers(root, 1 << (log_n - bits), field.p, 1 << bits, n_inv))
+            return dict(sub=xp.asarray(sub), log_ktop=log_ktop, low=xp.asarray(low), high=xp.asarray(high),
+                        high_n_inv=xp.asarray(high_n_inv), bits=bits,
+                        n_inv=xp.asarray(montgomery_limbs(field, [n_inv])))
+
+        return self._cached(("ntt", field.p, log_n, root), build)
+
+    # -- transforms --------------------------------------------------------------------------------
+    def _passes(self, src, out, field, root, dit, scale):
+        """Run one DIF/DIT transform of src into out (out may be src)."""
+        batch, n, _ = src.shape
+        for i, p in enumerate(plan_passes(n.bit_length() - 1, batch, dit, scale)):
+            self.run_pass(src if i == 0 else out, out, field, root, p)
+
+    def run_pass(self, src, out, field, root, p: Pass):
+        """One ntt256_pass launch of a transform of src's size with this root (a building block, exposed
+        so that tests can check a single pass against its model)."""
+        batch, n, _ = src.shape
+        log_n = n.bit_length() - 1
+        t = self._ntt_tables(field, root, log_n)
+        kernel = self._module(field)["dit" if p.dit else "dif"]
+        kernel((p.grid,), (THREADS,),
+               (src, out, np.int64(batch << (log_n - p.log_k)), np.int32(log_n), np.int32(p.log_k),
+                np.int32(p.log_low), np.int32(p.log_c), t["sub"], np.int32(t["log_ktop"]), t["low"],
+                t["high_n_inv"] if p.scale_in_twiddle else t["high"],
+                np.int32(t["bits"]), t["n_inv"], np.int32(1 if p.scale else 0)),
+               shared_mem=p.smem)
+
+    def _bitrev(self, src, out, field):
+        batch, n, _ = src.shape
+        total = batch * n
+        blocks = max(1, min(1 << 16, -(-total // THREADS)))
+        self._module(field)["bitrev"]((blocks,), (THREADS,),
+                                      (src, out, np.int64(total), np.int32(n.bit_length() - 1)))
+
+    def _transform(self, x, field, root, input_order, output_order, inverse):
+        self._check(x, field)
+        self._check_orders(input_order, output_order)
+        n = x.shape[1]
+        root = self._check_root(field, root, n)
+        xp = self.xp
+        x = self._aligned(x)
+        out = xp.empty(x.shape, dtype=np.uint64)
+        if x.shape[0] == 0:
+            return out
+        if n == 1:
+            out[...] = x
+            return out
+        w = pow(root, -1, field.p) if inverse else root
+        if input_order == output_order:  # permute first, then the transform that flips the order, in place
+            self._bitrev(x, out, field)
+            self._passes(out, out, field, w, dit=input_order == "natural", scale=inverse)
+        else:
+            self._passes(x, out, field, w, dit=input_order == "bitrev", scale=inverse)
+        return out
+
+    def forward(self, x, field: PrimeField, root: int, input_order="natural", output_order="natural"):
+        """X[k] = sum_j x[j] root^(jk) for each batch row; orders 'natural' or 'bitrev' (index bits reversed).
+        Runs on x's device and the current stream of that device."""
+        self._check(x, field)
+        with x.device:
+            return self._transform(x, field, root, input_order, output_order, inverse=False)
+
+    def inverse(self, y, field: PrimeField, root: int, input_order="natural", output_order="natural"):
+        """The exact inverse of forward(., root): root^-1 and the factor n^-1."""
+        self._check(y, field, "y")
+        with y.device:
+            return self._transform(y, field, root, input_order, output_order, inverse=True)
+
+    def scale_by_powers(self, x, field: PrimeField, base: int):
+        """x[:, j] * base^j for each batch row (the shift of coset NTTs), powers from sqrt(n) tables."""
+        self._check(x, field)
+        if isinstance(base, bool) or not hasattr(base, "__index__"):
+            raise TypeError(f"base must be an int, got {type(base).__name__}")
+        base = operator.index(base)
+        with x.device:
+            return self._scale_by_powers(x, field, base)
+
+    def _scale_by_powers(self, x, field, base):
+        xp = self.xp
+        x = self._aligned(x)
+        batch, n, _ = x.shape
+        out = xp.empty(x.shape, dtype=np.uint64)
+        if x.size == 0:
+            return out
+        log_n = n.bit_length() - 1
+        base %= field.p
+
+        def build():
+            low, high, bits = power_tables(field, base, log_n)
+            return xp.asarray(low), xp.asarray(high), bits
+
+        low, high, bits = self._cached(("powers", field.p, log_n, base), build)
+        total = batch * n
+        blocks = max(1, min(1 << 16, -(-total // THREADS)))
+        self._module(field)["scale"]((blocks,), (THREADS,), (x, out, np.int64(total), np.int32(log_n), low, high,
+                                                              np.int32(bits)))
+        return out
+
+    def twiddle_grid(self, x, field: PrimeField, root: int, row0: int, col0: int, row_step: int = 1,
+                     col_step: int = 1):
+        """x[i, j] * root^((row0 + row_step i)(col0 + col_step j)) for x of shape (rows, cols, 4): the
+        twiddle step of a 4-step transform on one block of its matrix. On the GPU for roots of power-of-two
+        order (exponents reduced mod the order), else on the host through the CPU engine."""
+        if not isinstance(x, self.xp.ndarray):
+            raise TypeError(f"x must be a CuPy array, got {type(x).__name__}")
+        if x.ndim != 3 or x.shape[2] != LIMBS or x.dtype != np.uint64:
+            raise ValueError(f"x must be a (rows, cols, 4) uint64 array, got {x.shape} {x.dtype}")
+        if not isinstance(field, PrimeField) or field.p not in FIELD_STRUCTS:
+            raise ValueError(f"field must be one of bn254, bls12-381, bls12-377 on the GPU, got {field!r}")
+        root, row0, col0, row_step, col_step = (operator.index(v) for v in (root, row0, col0, row_step, col_step))
+        root %= field.p
+        log_order = next((k for k in range(field.two_adicity + 1) if pow(root, 1 << k, field.p) == 1), None)
+        xp = self.xp
+        if log_order is None:  # no power-of-two order: exact on the host
+            from .cpu_zk import NumpyFieldNTT
+
+            host = NumpyFieldNTT().twiddle_grid(x.get(), field, root, row0, col0, row_step, col_step)
+            with x.device:
+                return xp.asarray(host)
+        with x.device:
+            x = self._aligned(x)
+            rows, cols, _ = x.shape
+            out = xp.empty(x.shape, dtype=np.uint64)
+            if x.size == 0:
+                return out
+
+            def build():
+                low, high, bits = power_tables(field, root, log_order)
+                return xp.asarray(low), xp.asarray(high), bits
+
+            low, high, bits = self._cached(("powers", field.p, log_order, root), build)
+            order = 1 << log_order
+            blocks = max(1, min(1 << 16, -(-rows * cols // THREADS)))
+            self._module(field)["grid"]((blocks,), (THREADS,), (
+                x, out, np.int64(rows), np.int64(cols), np.uint64(row0 % order), np.uint64(row_step % order),
+                np.uint64(col0 % order), np.uint64(col_step % order), np.uint64(order - 1), low, high, np.int32(bits)))
+            return out
+
+    def field_ops(self, a, b, field: PrimeField):
+        """(a b, a + b, a - b) mod p elementwise for (count, 4) arrays (a check of the kernel arithmetic)."""
+        xp = self.xp
+        if a.shape != b.shape or a.ndim != 2 or a.shape[1] != LIMBS or a.dtype != np.uint64 or b.dtype != np.uint64:
+            raise ValueError(f"a and b must be (count, 4) uint64 arrays of one shape, got {a.shape}, {b.shape}")
+        if not isinstance(field, PrimeField) or field.p not in FIELD_STRUCTS:
+            raise ValueError(f"field must be one of bn254, bls12-381, bls12-377 on the GPU, got {field!r}")
+        count = a.shape[0]
+        out = xp.empty((3, count, LIMBS), dtype=np.uint64)
+        r2 = xp.asarray(np.array([field.R2_limbs], dtype=np.uint64))  # mont_mul(a b R^-1, R^2) = a b
+        blocks = max(1, min(1 << 16, -(-count // THREADS)))
+        self._module(field)["ops"]((blocks,), (THREADS,), (self._aligned(a), self._aligned(b), r2, out,
+                                                            np.int64(count)))
+        return out[0], out[1], out[2]

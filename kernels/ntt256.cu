@@ -1,0 +1,199 @@
+// NTTs over 256-bit prime fields (field256.cuh) on (batch, n) elements of 32 bytes, limb-interleaved as the
+// API holds them ((batch, n, 4) uint64, standard form), in place after the first pass.
+//
+// Two radix-2 transforms, both built from one pass kernel that runs up to 11 consecutive stages in shared
+// memory (a block holds 2^11 elements: 64 KiB):
+//  * DIF (Gentleman-Sande butterflies, natural in -> bit-reversed out): passes from the top index bits down.
+//    With the index split as (high H, pass bits t: k of them, low bits r: L of them), the pass computes for
+//    each (H, r) the K = 2^k point DIF along t with root w^(n/K), then multiplies position t by
+//    w_M^(r * bitrev_k(t)) (M = 2^(L+k), w_M = w^(n/M)): the twiddles of a 4-step split, so the remaining
+//    passes are independent M/K-point transforms along r.
+//  * DIT (Cooley-Tukey butterflies, bit-reversed in -> natural out): the mirror image, passes from the low
+//    bits up, multiplying position t by w_M^(r * bitrev_k(t)) before the K-point DIT along t.
+// Sub-transform twiddles come from one small table of w^(e n / K_top) (K_top = min(n, 2^11)); the
+// 4-step twiddles from two tables of sqrt(n) entries (w^e = high[e >> b] * low[e & (2^b - 1)]), so no
+// table of size n is ever built. All constants are in Montgomery form (see field256.cuh).
+// Inverse transforms get n^-1 from a 4-step twiddle table pre-multiplied by it (host side: one pass reads
+// that table), or, for one-pass sizes, from the optional factor applied on the stores (use_scale).
+#include "field256.cuh"
+
+#define NTT256_LOG_BLOCK 11  // elements per block: 2^11 (64 KiB of shared memory)
+#define NTT256_THREADS 256
+
+// w^e from the two-level table, as a Montgomery-form multiplier.
+template <class F>
+__device__ __forceinline__ Fe power_from_tables(u64 e, const Fe* __restrict__ low, const Fe* __restrict__ high,
+                                                int bits) {
+    const Fe lo = low[e & ((1ull << bits) - 1)];
+    const Fe hi = high[e >> bits];
+    return mont_mul<F>(hi, lo);  // (a R)(b R) R^-1 = ab R
+}
+
+// One pass: k = log_k stages on every group of K elements spaced 2^log_low apart. Lanes (one per
+// independent sub-transform, flat index f = (H, r) over the whole batch) go 2^log_c to a block.
+// Element (f, t) lives at ((f >> L) << (L + k)) + (t << L) + (f & (2^L - 1)).
+template <class F, bool DIT>
+__global__ void __launch_bounds__(NTT256_THREADS) ntt256_pass(
+    const Fe* __restrict__ in, Fe* __restrict__ out, long long total_lanes, int log_n, int log_k, int log_low,
+    int log_c, const Fe* __restrict__ sub_tw, int log_ktop, const Fe* __restrict__ tw_low,
+    const Fe* __restrict__ tw_high, int tw_bits, const Fe* __restrict__ scale, int use_scale) {
+    extern __shared__ __align__(32) unsigned char smem_raw[];
+    Fe* sm = reinterpret_cast<Fe*>(smem_raw);
+    const int K = 1 << log_k, E = K << log_c, C = 1 << log_c;
+    const long long lane0 = (long long)blockIdx.x << log_c;
+    const long long low_mask = (1ll << log_low) - 1;
+    const int tw_shift = log_n - log_low - log_k;  // exponent of w_M in powers of w: n / M
+
+    // loads: consecutive threads take consecutive r (contiguous in memory) where there are low bits,
+    // consecutive t otherwise (then t is the contiguous index)
+    for (int e = threadIdx.x; e < E; e += NTT256_THREADS) {
+        int c, t;
+        if (log_low == 0) {
+            t = e & (K - 1);
+            c = e >> log_k;
+        } else {
+            c = e & (C - 1);
+            t = e >> log_c;
+        }
+        const long long f = lane0 + c;
+        if (f < total_lanes) {
+            const long long r = f & low_mask;
+            const long long addr = ((f >> log_low) << (log_low + log_k)) + ((long long)t << log_low) + r;
+            Fe v = in[addr];
+            if (DIT && log_low > 0) {
+                const u64 k1 = __brev((u32)t) >> (32 - log_k);
+                v = mont_mul<F>(v, power_from_tables<F>(((u64)r * k1) << tw_shift, tw_low, tw_high, tw_bits));
+            }
+            sm[c * K + t] = v;
+        }
+    }
+    __syncthreads();
+
+    // stages: half-size h = K/2 .. 1 (DIF) or 1 .. K/2 (DIT); butterfly j of a group uses w_K^(j K / 2h),
+    // entry j 2^(log_ktop - 1 - log h) of the sub table
+    for (int s = 0; s < log_k; ++s) {
+        const int log_h = DIT ? s : log_k - 1 - s;
+        const int h = 1 << log_h;
+        for (int b = threadIdx.x; b < (E >> 1); b += NTT256_THREADS) {
+            const int c = b >> (log_k - 1);
+            const int q = b & ((K >> 1) - 1);
+            const int j = q & (h - 1);
+            const int t0 = ((q >> log_h) << (log_h + 1)) | j;
+            Fe* x = sm + c * K + t0;
+            const Fe a = x[0], y = x[h];
+            if (log_h == 0) {  // h = 1: the twiddle is w^0 = 1 (the same branch for the whole block)
+                x[0] = fadd<F>(a, y);
+                x[1] = fsub<F>(a, y);
+                continue;
+            }
+            const Fe w = sub_tw[j << (log_ktop - 1 - log_h)];
+            if (DIT) {
+                const Fe wy = mont_mul<F>(y, w);
+                x[0] = fadd<F>(a, wy);
+                x[h] = fsub<F>(a, wy);
+            } else {
+                x[0] = fadd<F>(a, y);
+                x[h] = mont_mul<F>(fsub<F>(a, y), w);
+            }
+        }
+        __syncthreads();
+    }
+
+    // stores (same mapping as the loads), with the DIF's 4-step twiddles and the optional factor
+    Fe factor;
+    if (use_scale) factor = scale[0];
+    for (int e = threadIdx.x; e < E; e += NTT256_THREADS) {
+        int c, t;
+        if (log_low == 0) {
+            t = e & (K - 1);
+            c = e >> log_k;
+        } else {
+            c = e & (C - 1);
+            t = e >> log_c;
+        }
+        const long long f = lane0 + c;
+        if (f < total_lanes) {
+            const long long r = f & low_mask;
+            const long long addr = ((f >> log_low) << (log_low + log_k)) + ((long long)t << log_low) + r;
+            Fe v = sm[c * K + t];
+            if (!DIT && log_low > 0) {
+                const u64 k1 = __brev((u32)t) >> (32 - log_k);
+                v = mont_mul<F>(v, power_from_tables<F>(((u64)r * k1) << tw_shift, tw_low, tw_high, tw_bits));
+            }
+            if (use_scale) v = mont_mul<F>(v, factor);
+            out[addr] = v;
+        }
+    }
+}
+
+// out[row, bitrev(i)] = in[row, i] (out must not overlap in). Each element is one 32-byte sector, so the
+// scattered side costs no extra memory traffic.
+__global__ void bitrev_permute256(const Fe* __restrict__ in, Fe* __restrict__ out, long long total, int log_n) {
+    const long long n_mask = (1ll << log_n) - 1;
+    for (long long idx = blockIdx.x * (long long)blockDim.x + threadIdx.x; idx < total;
+         idx += (long long)gridDim.x * blockDim.x) {
+        const long long i = idx & n_mask;
+        const long long j = log_n ? (long long)(__brevll((u64)i) >> (64 - log_n)) : 0;
+        out[(idx - i) + j] = in[idx];
+    }
+}
+
+// out[row, i] = in[row, i] * base^i, base^i = high[i >> bits] * low[i & (2^bits - 1)] (Montgomery form):
+// the coset shift of coset NTTs, from two tables of sqrt(n) powers.
+template <class F>
+__global__ void scale_by_powers256(const Fe* __restrict__ in, Fe* __restrict__ out, long long total, int log_n,
+                                   const Fe* __restrict__ low, const Fe* __restrict__ high, int bits) {
+    const long long n_mask = (1ll << log_n) - 1;
+    for (long long idx = blockIdx.x * (long long)blockDim.x + threadIdx.x; idx < total;
+         idx += (long long)gridDim.x * blockDim.x) {
+        const u64 i = (u64)(idx & n_mask);
+        out[idx] = mont_mul<F>(in[idx], power_from_tables<F>(i, low, high, bits));
+    }
+}
+
+// y[i, j] = x[i, j] * root^E, E = ((row0 + row_step i)(col0 + col_step j)) mod N for a root of power-of-two
+// order N (N divides 2^64, so wrapping 64-bit products keep E exact; mask = N - 1): the twiddle step of a
+// 4-step transform spread over devices, on one block of its matrix. x and y are (rows, cols) elements.
+template <class F>
+__global__ void twiddle_grid256(const Fe* __restrict__ x, Fe* __restrict__ y, long long rows, long long cols,
+                                u64 row0, u64 row_step, u64 col0, u64 col_step, u64 mask, const Fe* __restrict__ low,
+                                const Fe* __restrict__ high, int bits) {
+    const long long total = rows * cols;
+    for (long long idx = blockIdx.x * (long long)blockDim.x + threadIdx.x; idx < total;
+         idx += (long long)gridDim.x * blockDim.x) {
+        const long long i = idx / cols, j = idx - i * cols;
+        const u64 e = ((row0 + row_step * (u64)i) * (col0 + col_step * (u64)j)) & mask;
+        y[idx] = mont_mul<F>(x[idx], power_from_tables<F>(e, low, high, bits));
+    }
+}
+
+// Elementwise field operations for tests: out[0] = a b, out[1] = a + b, out[2] = a - b (standard form;
+// the product is mont_mul(mont_mul(a, b), R^2 mod p)).
+template <class F>
+__global__ void field_ops256(const Fe* __restrict__ a, const Fe* __restrict__ b, const Fe* __restrict__ r2,
+                             Fe* __restrict__ out, long long count) {
+    const Fe rr = r2[0];
+    for (long long idx = blockIdx.x * (long long)blockDim.x + threadIdx.x; idx < count;
+         idx += (long long)gridDim.x * blockDim.x) {
+        const Fe x = a[idx], y = b[idx];
+        out[idx] = mont_mul<F>(mont_mul<F>(x, y), rr);
+        out[count + idx] = fadd<F>(x, y);
+        out[2 * count + idx] = fsub<F>(x, y);
+    }
+}
+
+// Explicit instantiations for nvcc builds (NVRTC compiles only what the name expressions ask for).
+#define NTT256_INSTANTIATE(F)                                                                                  \
+    template __global__ void ntt256_pass<F, false>(const Fe*, Fe*, long long, int, int, int, int, const Fe*, int, \
+                                                   const Fe*, const Fe*, int, const Fe*, int);                  \
+    template __global__ void ntt256_pass<F, true>(const Fe*, Fe*, long long, int, int, int, int, const Fe*, int,  \
+                                                  const Fe*, const Fe*, int, const Fe*, int);                   \
+    template __global__ void scale_by_powers256<F>(const Fe*, Fe*, long long, int, const Fe*, const Fe*, int);  \
+    template __global__ void field_ops256<F>(const Fe*, const Fe*, const Fe*, Fe*, long long);                 \
+    template __global__ void twiddle_grid256<F>(const Fe*, Fe*, long long, long long, u64, u64, u64, u64, u64,  \
+                                                const Fe*, const Fe*, int);
+#ifndef __CUDACC_RTC__
+NTT256_INSTANTIATE(BN254Fr)
+NTT256_INSTANTIATE(BLS12_381Fr)
+NTT256_INSTANTIATE(BLS12_377Fr)
+#endif

@@ -1,0 +1,67 @@
+"""A model of the few PTX integer instructions that kernels/field256.cuh uses in inline asm (add/sub/mad with
+the carry flag), to run its asm text on the CPU: the asm strings and operand lists are read from the header,
+so a wrong operand number or instruction in the kernel source shows up here without a GPU."""
+
+import re
+
+MASKS = {"u32": (1 << 32) - 1, "u64": (1 << 64) - 1}
+
+
+def asm_blocks(text: str) -> list[tuple[list[str], list[str]]]:
+    """Every asm(...) statement of a C++ source: (instructions, operand expressions in %-number order)."""
+    blocks = []
+    for m in re.finditer(r"\basm\(", text):
+        depth, i = 1, m.end()
+        while depth:  # the matching parenthesis
+            depth += {"(": 1, ")": -1}.get(text[i], 0)
+            i += 1
+        body = text[m.end():i - 1].replace("\\\n", "\n")
+        template, _, rest = body.partition(":")
+        code = "".join(re.findall(r'"((?:[^"\\]|\\.)*)"', template))
+        instructions = [s.strip() for s in code.replace("\\n", "").replace("\\t", "").split(";") if s.strip()]
+        operands = []
+        for expr in re.finditer(r'"[=+]?[rln]"\(', rest):  # operand expressions, parentheses balanced
+            depth, j = 1, expr.end()
+            while depth:
+                depth += {"(": 1, ")": -1}.get(rest[j], 0)
+                j += 1
+            operands.append(rest[expr.end():j - 1].strip())
+        blocks.append((instructions, operands))
+    return blocks
+
+
+def run(instructions, values: list[int]) -> list[int]:
+    """Execute instructions on the operand values (%0, %1, ...); returns the updated operand values."""
+    regs = list(values)
+    cf = 0
+
+    def get(tok):
+        return regs[int(tok[1:])] if tok.startswith("%") else int(tok, 0)
+
+    for ins in instructions:
+        op, args = ins.split(None, 1)
+        args = [a.strip() for a in args.split(",")]
+        parts = op.split(".")
+        mask = MASKS[parts[-1]]
+        bits = mask.bit_length()
+        sets_cc = "cc" in parts
+        base = parts[0]
+        uses_cf = base in ("addc", "subc", "madc")
+        cin = cf if uses_cf else 0
+        if base in ("add", "addc"):
+            full = get(args[1]) + get(args[2]) + cin
+            out, carry = full & mask, full >> bits
+        elif base in ("sub", "subc"):
+            full = get(args[1]) - get(args[2]) - cin
+            out, carry = full & mask, 1 if full < 0 else 0
+        elif base in ("mad", "madc"):
+            prod = get(args[1]) * get(args[2])
+            half = prod & mask if parts[1] == "lo" else prod >> bits
+            full = half + get(args[3]) + cin
+            out, carry = full & mask, full >> bits
+        else:
+            raise ValueError(f"instruction not modelled: {ins}")
+        regs[int(args[0][1:])] = out
+        if sets_cc:
+            cf = carry
+    return regs

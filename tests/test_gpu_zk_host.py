@@ -1,0 +1,186 @@
+"""CupyFieldNTT's host side on a CPU: a stand-in for CuPy whose kernels are Python models of
+kernels/ntt256.cu (same arguments in the same order, tables read back from their Montgomery limbs), so the
+launch arguments, the tables and the buffer flow of every order and direction are checked without a GPU."""
+
+import contextlib
+import sys
+import types
+
+import numpy as np
+import pytest
+
+from hebatch.backend import gpu_zk
+from hebatch.backend.cpu_zk import NumpyFieldNTT
+from hebatch.field import BLS12_377_FR, BLS12_381_FR, BN254_FR
+
+FIELDS = {f.p: f for f in (BN254_FR, BLS12_381_FR, BLS12_377_FR)}
+ORDER_PAIRS = [("natural", "natural"), ("natural", "bitrev"), ("bitrev", "natural"), ("bitrev", "bitrev")]
+
+
+class FakeArray(np.ndarray):
+    def get(self):
+        return np.asarray(self)
+
+    @property
+    def device(self):
+        return contextlib.nullcontext()
+
+
+def fake_cupy():
+    xp = types.ModuleType("cupy")
+    xp.ndarray = FakeArray
+    xp.asarray = lambda a: np.array(a).view(FakeArray)
+    xp.ascontiguousarray = lambda a: np.ascontiguousarray(a).view(FakeArray)
+    xp.empty = lambda shape, dtype: np.empty(shape, dtype=dtype).view(FakeArray)
+    xp.cuda = types.SimpleNamespace(Device=lambda: types.SimpleNamespace(id=0))
+    return xp
+
+
+def ints(field, a):
+    """(..., 4) limbs -> flat list of Python ints."""
+    return [int(v) for v in np.asarray(field.from_limbs(np.asarray(a)), dtype=object).reshape(-1)]
+
+
+def mont(field, table, i):
+    return field.from_limbs(np.asarray(table[i])) * pow(field.R, -1, field.p) % field.p
+
+
+def mont_all(field, table):
+    """Every entry of a Montgomery-form table as a plain int."""
+    r_inv = pow(field.R, -1, field.p)
+    return [v * r_inv % field.p for v in ints(field, table)]
+
+
+def put(out, field, flat):
+    out.reshape(-1, 4)[...] = field.to_limbs(flat)
+
+
+class Kernel:
+    """A launch target: checks the launch shape and runs the model."""
+
+    def __init__(self, name, field):
+        self.name, self.field, self.max_dynamic_shared_size_bytes = name, field, 48 * 1024
+
+    def __call__(self, grid, block, args, shared_mem=0):
+        assert block == (gpu_zk.THREADS,) and grid[0] >= 1 and shared_mem <= self.max_dynamic_shared_size_bytes
+        getattr(self, self.name.split("<")[0])(grid[0], shared_mem, *args)
+
+    def ntt256_pass(self, grid, smem, src, out, lanes, log_n, log_k, log_low, log_c, sub, log_ktop, low, high,
+                    bits, scale, use_scale):
+        f, p, n = self.field, self.field.p, 1 << int(log_n)
+        log_n, log_k, log_low, log_c, log_ktop, bits = map(int, (log_n, log_k, log_low, log_c, log_ktop, bits))
+        dit = self.name.endswith("true>")
+        assert grid << log_c >= lanes > (grid - 1) << log_c and smem == (32 << log_k) << log_c
+        values = ints(f, src)
+        shift = log_n - log_low - log_k
+        sub_i, low_i, high_i = mont_all(f, sub), mont_all(f, low), mont_all(f, high)
+
+        def twiddle(r, t):
+            e = (r * int(format(t, f"0{log_k}b")[::-1], 2)) << shift
+            return high_i[e >> bits] * low_i[e & ((1 << bits) - 1)] % p
+
+        for lane in range(int(lanes)):
+            r = lane & ((1 << log_low) - 1)
+            addrs = [((lane >> log_low) << (log_low + log_k)) + (t << log_low) + r for t in range(1 << log_k)]
+            v = [values[a] for a in addrs]
+            if dit and log_low:
+                v = [x * twiddle(r, t) % p for t, x in enumerate(v)]
+            for s in range(log_k):
+                log_h = s if dit else log_k - 1 - s
+                h = 1 << log_h
+                for q in range(1 << (log_k - 1)):
+                    j = q & (h - 1)
+                    t0 = ((q >> log_h) << (log_h + 1)) | j
+                    w = sub_i[j << (log_ktop - 1 - log_h)]
+                    a, y = v[t0], v[t0 + h]
+                    if dit:
+                        v[t0], v[t0 + h] = (a + y * w) % p, (a - y * w) % p
+                    else:
+                        v[t0], v[t0 + h] = (a + y) % p, (a - y) * w % p
+            if not dit and log_low:
+                v = [x * twiddle(r, t) % p for t, x in enumerate(v)]
+            if use_scale:
+                v = [x * mont(f, scale, 0) % p for x in v]
+            for a, x in zip(addrs, v):
+                values[a] = x
+        put(out, f, values)
+
+    def bitrev_permute256(self, grid, smem, src, out, total, log_n):
+        assert not np.shares_memory(src, out)
+        flat_in, flat_out = src.reshape(-1, 4), out.reshape(-1, 4)
+        for i in range(int(total)):
+            j = i & ((1 << int(log_n)) - 1)
+            flat_out[i - j + int(format(j, f"0{int(log_n)}b")[::-1] or "0", 2)] = flat_in[i]
+
+    def scale_by_powers256(self, grid, smem, src, out, total, log_n, low, high, bits):
+        f, bits = self.field, int(bits)
+        values = ints(f, src)
+        mask = (1 << int(log_n)) - 1
+        put(out, f, [v * mont(f, high, (i & mask) >> bits) * mont(f, low, i & mask & ((1 << bits) - 1)) % f.p
+                     for i, v in enumerate(values)])
+
+    def twiddle_grid256(self, grid, smem, x, out, rows, cols, row0, row_step, col0, col_step, mask, low, high, bits):
+        f, bits, cols = self.field, int(bits), int(cols)
+        low_i, high_i = mont_all(f, low), mont_all(f, high)
+        values = ints(f, x)
+        result = []
+        for idx, v in enumerate(values):
+            i, j = divmod(idx, cols)
+            e = ((int(row0) + int(row_step) * i) * (int(col0) + int(col_step) * j)) & int(mask)
+            result.append(v * high_i[e >> bits] * low_i[e & ((1 << bits) - 1)] % f.p)
+        put(out, f, result)
+
+    def field_ops256(self, grid, smem, a, b, r2, out, count):
+        f, p = self.field, self.field.p
+        rr = f.from_limbs(np.asarray(r2[0]))
+        r_inv = pow(f.R, -1, p)
+        xa, xb = ints(f, a), ints(f, b)
+        put(out, f, [x * y * r_inv * rr * r_inv % p for x, y in zip(xa, xb)] + [(x + y) % p for x, y in zip(xa, xb)]
+            + [(x - y) % p for x, y in zip(xa, xb)])
+
+
+@pytest.fixture
+def engine(monkeypatch):
+    monkeypatch.setitem(sys.modules, "cupy", fake_cupy())
+
+    def load_module(filename, defines=(), name_expressions=None):
+        assert filename == "ntt256.cu"
+        struct = name_expressions[0].split("<")[1].split(",")[0]
+        field = FIELDS[next(p for p, s in gpu_zk.FIELD_STRUCTS.items() if s == struct)]
+        return types.SimpleNamespace(get_function=lambda name: Kernel(name, field))
+
+    monkeypatch.setattr(gpu_zk, "load_module", load_module)
+    return gpu_zk.CupyFieldNTT()
+
+
+@pytest.mark.parametrize("log_n,batch", [(1, 3), (4, 2), (12, 1)])
+def test_host_side_with_modelled_kernels(engine, log_n, batch):
+    rng = np.random.default_rng()
+    cpu = NumpyFieldNTT()
+    for field in FIELDS.values() if log_n < 12 else [BLS12_377_FR]:
+        n = 1 << log_n
+        x = rng.integers(0, 2**64, size=(batch, n, 4), dtype=np.uint64)
+        x[..., 3] %= np.uint64(field.p_limbs[3])
+        w = field.root_of_unity(n)
+        pairs = ORDER_PAIRS if log_n < 12 else ORDER_PAIRS[1:3]
+        for inp, outp in pairs:
+            assert (engine.forward(x.view(FakeArray), field, w, inp, outp) == cpu.forward(x, field, w, inp, outp)).all()
+            assert (engine.inverse(x.view(FakeArray), field, w, inp, outp) == cpu.inverse(x, field, w, inp, outp)).all()
+        base = int(rng.integers(2, 2**62))
+        assert (engine.scale_by_powers(x.view(FakeArray), field, base) == cpu.scale_by_powers(x, field, base)).all()
+        if log_n < 12:
+            a, b = x.reshape(-1, 4), x[::-1].reshape(-1, 4)
+            prod, total, diff = engine.field_ops(a.view(FakeArray), np.ascontiguousarray(b).view(FakeArray), field)
+            assert (prod == cpu.mul(a, b, field)).all()
+
+
+def test_host_twiddle_grid_with_modelled_kernels(engine):
+    rng = np.random.default_rng()
+    cpu = NumpyFieldNTT()
+    field = BN254_FR
+    x = rng.integers(0, 2**64, size=(6, 10, 4), dtype=np.uint64)
+    x[..., 3] %= np.uint64(field.p_limbs[3])
+    for root in (field.root_of_unity(1 << 20), field.root_of_unity(1 << 28), 1, field.generator):
+        for args in ((5, 3, 1, 1), (2**40 + 7, 11, 2, 3), (0, 1, 1, 2)):
+            got = engine.twiddle_grid(x.view(FakeArray), field, root, *args)
+            assert (np.asarray(got) == cpu.twiddle_grid(x, field, root, *args)).all(), (root, args)
