@@ -105,10 +105,10 @@ def test_on_a_side_stream(ops, cpu):
     stream = cp.cuda.Stream(non_blocking=True)
     with stream:
         da, db = cp.asarray(a), cp.asarray(b)
-        prod = ops.intt(ops.mul(ops.ntt(da, moduli), ops.ntt(db, moduli)), moduli)
+        prod = ops.intt(ops.mul(ops.ntt(da, moduli), ops.ntt(db, moduli), moduli), moduli)
         conv = ops.base_convert(prod, moduli, moduli[:2])
     stream.synchronize()
-    want = cpu.intt(cpu.mul(cpu.ntt(a, moduli), cpu.ntt(b, moduli)), moduli)
+    want = cpu.intt(cpu.mul(cpu.ntt(a, moduli), cpu.ntt(b, moduli), moduli), moduli)
     assert (prod.get() == want).all()
     assert (conv.get() == cpu.base_convert(want, moduli, moduli[:2])).all()
 
