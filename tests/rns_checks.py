@@ -328,38 +328,3 @@ def check_fused(ops, ref, rng, lead, n, limbs, to_host):
     key = np.stack([np.stack([residues(rng, (), qp, n) for _ in range(2)]) for _ in range(limbs)])
     same(ops.inner_product(xp.asarray(digits), xp.asarray(key), qp), RnsOps.inner_product(ref, digits, key, qp),
          "inner_product")
-
-
-def fused_context(ctx):
-    """ctx with its multiply and key switching routed through the fused RnsOps steps (same results)."""
-    import types
-
-    import numpy as np_
-
-    def _extend_to_bsk(self, x):
-        _, _, bsk, m_tilde = self._behz
-        return self.ops.behz_extend(x, self.q, bsk, m_tilde)
-
-    def _scale_down(self, d_q, d_bsk):
-        base_b, m_sk, bsk, _ = self._behz
-        return self.ops.behz_sk(self.ops.behz_floor(d_q, d_bsk, self.t, self.q, bsk), base_b, m_sk, self.q)
-
-    def multiply(self, a, b, relin_key=None):
-        da, db, key_id = self._pair(a, b)
-        ops, xp, q = self.ops, self.xp, self.q
-        full = q + self._behz[2]
-        shape = np_.broadcast_shapes(da.shape, db.shape)
-        x = xp.concatenate([xp.broadcast_to(da, shape), xp.broadcast_to(db, shape)], axis=-3)
-        x_full = ops.ntt(xp.concatenate([x, self._extend_to_bsk(x)], axis=-2), full)
-        d = ops.intt(ops.tensor(x_full[..., :2, :, :], x_full[..., 2:, :, :], full), full)
-        ct = self._ct(self._scale_down(d[..., :self.L, :], d[..., self.L:, :]), key_id)
-        return self.relinearize(ct, relin_key) if relin_key is not None else ct
-
-    def _key_switch(self, c, ksk):
-        ops, qp = self.ops, self.qp
-        digits = ops.ntt(ops.reduce(c[..., :, None, :], qp), qp)
-        return ops.mod_down(ops.intt(ops.inner_product(digits, ksk, qp), qp), self.q, self.params.special)
-
-    for fn in (_extend_to_bsk, _scale_down, multiply, _key_switch):
-        setattr(ctx, fn.__name__, types.MethodType(fn, ctx))
-    return ctx

@@ -133,15 +133,3 @@ def test_fused_steps(ops, cpu, log_n, lead, limbs):
     rns_checks.check_fused(ops, cpu, np.random.default_rng(), lead, 1 << log_n, limbs, to_host)
 
 
-@pytest.mark.parametrize("preset", ["n4096", "n16384"])
-def test_bfv_with_fused_steps(preset):
-    """The scheme with the fused steps (tests/rns_checks.fused_context) on the GPU: right decryptions and
-    the CPU backend's ciphertext bits."""
-    from hebatch import bfv
-
-    params = bfv.Params.preset(preset)
-    cpu_ctx = bfv.Context(params, backend="cpu")
-    ctx = rns_checks.fused_context(bfv.Context(params, backend="gpu"))
-    keys = cpu_ctx.keygen(rotations=[1])
-    rns_checks.check_bfv(ctx, cpu_ctx, keys, lambda a: a.get() if isinstance(a, cp.ndarray) else a,
-                         np.random.default_rng())

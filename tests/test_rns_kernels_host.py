@@ -117,23 +117,6 @@ def test_fused_steps(ops, cpu, lead, limbs, n):
     rns_checks.check_fused(ops, cpu, np.random.default_rng(), lead, n, limbs, to_host)
 
 
-def test_bfv_with_fused_steps(ops):
-    """The scheme with its multiply and key switching written with the fused steps gives the same
-    ciphertexts as the scheme itself, with RnsOps' generic compositions and with the GPU kernels."""
-    from hebatch import bfv
-
-    params = bfv.Params.preset("n4096")
-    cpu_ctx = bfv.Context(params, backend="cpu")
-    fused_cpu = rns_checks.fused_context(bfv.Context(params, backend="cpu"))
-    fused_kernels = bfv.Context(params, backend="cpu")
-    fused_kernels.ops = ops
-    fused_kernels = rns_checks.fused_context(fused_kernels)
-    rng = np.random.default_rng()
-    keys = cpu_ctx.keygen(rotations=[1])
-    rns_checks.check_bfv(fused_cpu, cpu_ctx, keys, to_host, rng)
-    rns_checks.check_bfv(fused_kernels, cpu_ctx, keys, to_host, rng)
-
-
 class _FakeCuda:
     """The parts of cupy.cuda that CupyRnsOps uses, counting the stream synchronisations."""
 

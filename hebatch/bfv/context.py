@@ -341,27 +341,14 @@ class Context:
     def _extend_to_bsk(self, x):
         """Exact extension of x (..., L, n) in [0, q) from base q to B_sk (BEHZ): FastBConv of m~ x to
         B_sk and m~, then the small Montgomery reduction by m~ removes the a q overflow of FastBConv."""
-        ops, q = self.ops, self.q
         _, _, bsk, m_tilde = self._behz
-        y = ops.base_convert(ops.mul_scalar(x, [m_tilde] * self.L, q), q, bsk + (m_tilde,))
-        r = ops.mul_scalar(y[..., -1:, :], [(-pow(self.big_q, -1, m_tilde)) % m_tilde], (m_tilde,))
-        r_lift = ops.centered_lift(r, m_tilde, bsk)
-        z = ops.add(y[..., :-1, :], ops.mul_scalar(r_lift, [self.big_q % b for b in bsk], bsk), bsk)
-        return ops.mul_scalar(z, [pow(m_tilde, -1, b) for b in bsk], bsk)
+        return self.ops.behz_extend(x, self.q, bsk, m_tilde)
 
     def _scale_down(self, d_q, d_bsk):
         """round-ish(t d / q) in base q from d given in q and B_sk: BEHZ fast floor in B_sk, then the
         Shenoy-Kumaresan exact conversion from B_sk to q (m_sk corrects the FastBConv overflow)."""
-        ops, q, t = self.ops, self.q, self.t
         base_b, m_sk, bsk, _ = self._behz
-        td_q = ops.mul_scalar(d_q, [t] * self.L, q)
-        floor_b = ops.mul_scalar(ops.sub(ops.mul_scalar(d_bsk, [t] * len(bsk), bsk), ops.base_convert(td_q, q, bsk), bsk),
-                                 [pow(self.big_q, -1, b) for b in bsk], bsk)
-        conv = ops.base_convert(floor_b[..., :-1, :], base_b, q + (m_sk,))
-        m_b = math.prod(base_b)
-        alpha = ops.mul_scalar(ops.sub(conv[..., -1:, :], floor_b[..., -1:, :], (m_sk,)), [pow(m_b, -1, m_sk)], (m_sk,))
-        alpha_q = ops.centered_lift(alpha, m_sk, q)
-        return ops.sub(conv[..., :-1, :], ops.mul_scalar(alpha_q, [m_b % p for p in q], q), q)
+        return self.ops.behz_sk(self.ops.behz_floor(d_q, d_bsk, self.t, self.q, bsk), base_b, m_sk, self.q)
 
     def multiply(self, a: Ciphertext, b: Ciphertext, relin_key: RelinKey | None = None) -> Ciphertext:
         """a * b (slot-wise) by the BEHZ RNS method (as SEAL): exact extension of both ciphertexts to
@@ -385,9 +372,7 @@ class Context:
             shape = np.broadcast_shapes(da.shape, db.shape)
             x = xp.concatenate([xp.broadcast_to(da, shape), xp.broadcast_to(db, shape)], axis=-3)  # (..., 4, L, n)
             x_full = ops.ntt(xp.concatenate([x, self._extend_to_bsk(x)], axis=-2), full)
-            a0, a1, b0, b1 = (x_full[..., k, :, :] for k in range(4))
-            d = xp.stack([ops.mul(a0, b0, full), ops.mul_add(a0, b1, ops.mul(a1, b0, full), full),
-                          ops.mul(a1, b1, full)], axis=-3)
+            d = ops.tensor(x_full[..., :2, :, :], x_full[..., 2:, :, :], full)
         d = ops.intt(d, full)
         ct = self._ct(self._scale_down(d[..., :self.L, :], d[..., self.L:, :]), key_id)
         return self.relinearize(ct, relin_key) if relin_key is not None else ct
@@ -401,16 +386,9 @@ class Context:
         """(c0', c1') with c0' + c1' s = c * target + small, for c (..., L, n) in coefficient form and a
         key-switching key (L, 2, L + 1, n): RNS digits [c]_{q_j}, inner product over q and P, then the
         division by P with rounding (mod-down)."""
-        ops, q, qp, L = self.ops, self.q, self.qp, self.L
+        ops, qp = self.ops, self.qp
         digits = ops.ntt(ops.reduce(c[..., :, None, :], qp), qp)  # (..., L, L + 1, n): digit j on every limb
-        acc = None
-        for j in range(L):
-            term = ops.mul(digits[..., j, None, :, :], ksk[j], qp)
-            acc = term if acc is None else ops.add(acc, term, qp)
-        acc = ops.intt(acc, qp)  # (..., 2, L + 1, n)
-        p = self.params.special
-        p_lift = ops.centered_lift(acc[..., L:, :], p, q)
-        return ops.mul_scalar(ops.sub(acc[..., :L, :], p_lift, q), [pow(p, -1, m) for m in q], q)
+        return ops.mod_down(ops.intt(ops.inner_product(digits, ksk, qp), qp), self.q, self.params.special)
 
     def relinearize(self, ct: Ciphertext, relin_key: RelinKey | None = None) -> Ciphertext:
         """3 components -> 2, with the relinearization key (default: that of the last keygen)."""
