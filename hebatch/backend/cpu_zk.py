@@ -22,6 +22,7 @@ from functools import lru_cache
 import numpy as np
 
 from ..field import PrimeField
+from .numpy_arith import bitrev_indices
 
 U64 = np.uint64
 DIGIT_BITS = 28
@@ -78,16 +79,6 @@ def int_digits(value: int, count: int) -> np.ndarray:
 def digits_int(d: np.ndarray) -> int:
     """A (count,) or (count, 1) digit vector as a Python int (for tables and tests, not hot paths)."""
     return sum(int(v) << (DIGIT_BITS * k) for k, v in enumerate(np.asarray(d).reshape(-1)))
-
-
-@lru_cache(maxsize=32)
-def bitrev_indices(log_n: int) -> np.ndarray:
-    """i with its low log_n bits reversed, for i < 2^log_n (int64, read-only)."""
-    perm = np.zeros(1, dtype=np.int64)
-    for _ in range(log_n):
-        perm = np.concatenate([perm * 2, perm * 2 + 1])
-    perm.setflags(write=False)
-    return perm
 
 
 # -- the arithmetic of one field on digit arrays ---------------------------------------------------

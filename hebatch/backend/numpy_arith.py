@@ -11,6 +11,8 @@ arrays whose limb axis sits `depth` axes before the end.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from ..field import KIND_GOLDILOCKS, Modulus
@@ -144,3 +146,13 @@ class ModOps:
             step = ops.mul(step, step)
             filled += k
         return out
+
+
+@lru_cache(maxsize=32)
+def bitrev_indices(log_n: int) -> np.ndarray:
+    """i with its low log_n bits reversed, for i < 2^log_n (int64, read-only)."""
+    perm = np.zeros(1, dtype=np.int64)
+    for _ in range(log_n):
+        perm = np.concatenate([perm * 2, perm * 2 + 1])
+    perm.setflags(write=False)
+    return perm

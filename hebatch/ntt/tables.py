@@ -15,20 +15,10 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..backend.numpy_arith import ModOps
+from ..backend.numpy_arith import ModOps, bitrev_indices
 from ..field import KIND_GOLDILOCKS, modulus_info
 
 U64 = np.uint64
-
-
-@lru_cache(maxsize=32)
-def bitrev_permutation(log_n: int) -> np.ndarray:
-    """perm[i] = i with its low log_n bits reversed (int64 indices)."""
-    perm = np.zeros(1, dtype=np.int64)
-    for _ in range(log_n):
-        perm = np.concatenate([perm * 2, perm * 2 + 1])
-    perm.setflags(write=False)
-    return perm
 
 
 def _ops(q: int) -> ModOps:
@@ -47,7 +37,7 @@ def stage_exponents(log_n: int, negacyclic: bool) -> np.ndarray:
     """The exponent of the root at each radix-2 table entry (entry 0 -> 0)."""
     exps = [np.zeros(1, dtype=np.int64)]
     for s in range(log_n):
-        brv = bitrev_permutation(s)
+        brv = bitrev_indices(s)
         e = 2 * brv + 1 if negacyclic else brv
         exps.append(e << (log_n - 1 - s))
     return np.concatenate(exps)
@@ -86,7 +76,7 @@ def radix2_twiddles(q: int, root: int, n: int, negacyclic: bool) -> Radix2Twiddl
     for t in tables:
         if t is not None:
             t.setflags(write=False)
-    return Radix2Twiddles(*tables, n_inv, n_inv_shoup, bitrev_permutation(log_n))
+    return Radix2Twiddles(*tables, n_inv, n_inv_shoup, bitrev_indices(log_n))
 
 
 def shoup_or_none(q: int, table: np.ndarray) -> np.ndarray | None:
