@@ -1,0 +1,51 @@
+"""Options shared by the commands that run on a Dask cluster, and the cluster they describe."""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+import click
+
+from .. import dist
+
+
+def cluster_options(f):
+    """--scheduler, --workers, --device, --threads-only, --dashboard."""
+    options = [
+        click.option("--scheduler", metavar="ADDR", default=None, envvar=dist.SCHEDULER_ENV,
+                     help=f"a running Dask scheduler (e.g. tcp://10.0.0.5:8786; env {dist.SCHEDULER_ENV}); "
+                          "default: start a local cluster"),
+        click.option("--workers", type=click.IntRange(1, 1024), default=None,
+                     help="workers of the local cluster (default: one per GPU, or by CPU cores)"),
+        click.option("--device", type=click.Choice(dist.DEVICES), default="auto", show_default=True,
+                     help="where chunks are transformed: the workers' GPUs (auto, gpu) or CPUs"),
+        click.option("--threads-only", is_flag=True,
+                     help="CPU only: workers as threads of this process (quick start for small jobs)"),
+        click.option("--dashboard", metavar="ADDR", default=":8787", show_default=True,
+                     help="where the local cluster's dashboard listens; 'none' for no dashboard"),
+    ]
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
+@contextmanager
+def job_cluster(scheduler=None, workers=None, device="auto", threads_only=False, dashboard=":8787"):
+    """The distributed.Client of a command: the scheduler at `scheduler`, or a local cluster."""
+    if scheduler:
+        if workers is not None or threads_only:
+            raise ValueError("--workers and --threads-only only apply to a local cluster, not with --scheduler")
+        with dist.cluster(scheduler) as client:
+            yield client
+        return
+    if threads_only and device == "gpu":
+        raise ValueError("--threads-only starts CPU workers; it cannot be combined with --device gpu")
+    dashboard_address = None if str(dashboard).lower() == "none" else dashboard
+    cluster_device = "cpu" if threads_only else device
+    with dist.cluster(device=cluster_device, n_workers=workers, processes=not threads_only,
+                      dashboard_address=dashboard_address) as client:
+        yield client
+
+
+def worker_count(client) -> int:
+    return len(client.scheduler_info(n_workers=-1)["workers"])
