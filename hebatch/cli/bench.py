@@ -54,10 +54,14 @@ def run_script(name: str, quick: bool, extra: tuple[str, ...], as_json: bool, cp
         if as_json:
             env["OUT"] = scratch  # the scripts also write their JSON result under $OUT
         status(f"running {' '.join(command[1:])}")
-        # The script's own table goes to the terminal (stderr with --json, so stdout stays JSON).
-        completed = subprocess.run(command, env=env, stdout=sys.stderr if as_json else None)
-        if completed.returncode != 0:
-            raise RuntimeError(f"benchmarks/{path.name} exited with status {completed.returncode}")
+        # The script's output, its table included, is passed on line by line as it comes (to stderr
+        # with --json, so that stdout holds only the JSON).
+        with subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                              bufsize=1) as process:
+            for line in process.stdout:
+                click.echo(line, nl=False, err=as_json)
+        if process.returncode != 0:
+            raise RuntimeError(f"benchmarks/{path.name} exited with status {process.returncode}")
         if as_json:
             results = sorted(pathlib.Path(scratch).rglob("*.json"))
             payload = {"benchmark": name, "results": [json.loads(p.read_text()) for p in results]}

@@ -35,7 +35,7 @@ class CleanErrorGroup(click.Group):
     def invoke(self, ctx):
         try:
             return super().invoke(ctx)
-        except click.ClickException:
+        except (click.ClickException, click.exceptions.Exit, click.Abort):  # click's own (Exit is a RuntimeError)
             raise
         except CLEAN_ERRORS as error:
             raise click.ClickException(one_line(error)) from None

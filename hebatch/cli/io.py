@@ -72,6 +72,5 @@ def write_batch(y: da.Array, path, *, component: str = "data", overwrite: bool =
         return {"chunks_total": total, "chunks_written": written}
     if os.path.exists(path) and not overwrite:
         raise FileExistsError(f"{name} {path!r} exists; pass --overwrite to replace it")
-    result = dist.run(y, progress=progress, console=console)
-    np.save(path, dist.to_host(result))
+    np.save(path, dist.run(dist.to_host(y), progress=progress, console=console))
     return {"chunks_total": total, "chunks_written": total}

@@ -20,6 +20,7 @@ from dask.delayed import delayed
 import hebatch as hb
 
 from .. import dist
+from ..dist.worker import to_host as host_array
 from .common import console, parse_modulus, status
 from .io import open_batch, write_batch
 
@@ -218,7 +219,7 @@ def _zk_spread(field, log_n, inverse, points, seed, device, workers) -> dict:
     rng = np.random.default_rng(seed)
     x = random_elements(field, 1 << log_n, rng)
     start = time.perf_counter()
-    y = dist.to_host(dist.ntt_large(x, field.argument, workers=workers, inverse=inverse, device=device))
+    y = host_array(dist.ntt_large(x, field.argument, workers=workers, inverse=inverse, device=device))
     seconds = time.perf_counter() - start
     record = _zk_record(x, y, field, log_n, inverse, points, rng, seconds, f"{workers} workers")
     return record

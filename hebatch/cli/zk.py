@@ -12,6 +12,7 @@ import numpy as np
 import hebatch as hb
 
 from ..backend import gpu_available
+from ..dist.worker import to_host as host_array
 from ..field import MAX_LOG_N, is_prime, primitive_root
 from .app import main
 from .common import NAMED_MODULI, json_option, report, status
@@ -124,10 +125,6 @@ def check_points(x: np.ndarray, y: np.ndarray, field: ZkField, *, inverse: bool,
     return wrong
 
 
-def _to_host(a):
-    return a.get() if hasattr(a, "get") and not isinstance(a, np.ndarray) else np.asarray(a)
-
-
 def _sync(a):
     if not isinstance(a, np.ndarray):
         import cupy
@@ -219,7 +216,7 @@ def _run_single(x, field, inverse, use_gpu, repeats):
         y = _transform(data, field, inverse)
         _sync(y)
         times.append(time.perf_counter() - start)
-    return _to_host(y), float(np.median(times))
+    return host_array(y), float(np.median(times))
 
 
 def _run_spread(x, field, inverse, workers, scheduler, device, repeats):
@@ -236,4 +233,4 @@ def _run_spread(x, field, inverse, workers, scheduler, device, repeats):
             start = time.perf_counter()
             y = dist.ntt_large(x, field.argument, workers=count, inverse=inverse, device=device)
             times.append(time.perf_counter() - start)
-    return _to_host(y), float(np.median(times)), {"mode": "spread over workers (4-step)", "workers": count}
+    return host_array(y), float(np.median(times)), {"mode": "spread over workers (4-step)", "workers": count}

@@ -1,0 +1,83 @@
+"""`hebatch info`, `cluster`, `bench`, `workflow list/show` and the root group's error handling."""
+
+import json
+
+import pytest
+
+from hebatch.backend import gpu_available
+from hebatch.cli import main
+
+from .cli_support import assert_clean_failure, invoke, last_json
+
+COMMANDS = [["demo"], ["ntt"], ["zk-ntt"], ["bfv"], ["bench"], ["bench", "ntt"], ["bench", "dist"], ["cluster"],
+            ["info"], ["run"], ["workflow"], ["workflow", "run"], ["workflow", "list"], ["workflow", "show"]]
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=" ".join)
+def test_every_command_has_help_with_examples(command):
+    result = invoke(*command, "--help")
+    assert result.exit_code == 0, result.output
+    assert "Example" in result.output
+
+
+def test_info_json():
+    summary = last_json(invoke("info", "--json"))
+    for key in ("hebatch", "numpy", "dask", "distributed", "cupy", "dask-cuda", "devices", "kernel_cache"):
+        assert key in summary
+    assert isinstance(summary["devices"], list)
+    assert (len(summary["devices"]) > 0) == gpu_available()
+
+
+def test_info_table():
+    result = invoke("info")
+    assert result.exit_code == 0 and "kernel_cache" in result.stdout
+
+
+def test_cluster_prints_addresses_and_stops():
+    summary = last_json(invoke("cluster", "--cpu", "--workers", "1", "--dashboard", ":0", "--seconds", "0", "--json"))
+    assert summary["scheduler"].startswith("tcp://") and summary["workers"] == 1
+
+
+def test_cluster_bad_protocol_options():
+    assert_clean_failure(invoke("cluster", "--cpu", "--nvlink", "--seconds", "0"), "nvlink")
+
+
+@pytest.mark.skipif(gpu_available(), reason="checks the message shown without a GPU")
+def test_bench_without_gpu_says_so():
+    assert_clean_failure(invoke("bench", "ntt", "--quick"), "GPU")
+
+
+def test_bench_missing_script(monkeypatch, tmp_path):
+    (tmp_path / "benchmarks").mkdir()
+    monkeypatch.setenv("HEBATCH_REPO", str(tmp_path))
+    assert_clean_failure(invoke("bench", "ntt"), "ntt_bench.py", "not present")
+
+
+@pytest.mark.slow
+def test_bench_dist_cpu_smoke_json():
+    payload = last_json(invoke("bench", "dist", "--cpu", "--json", "--cases", "host_batch"))
+    assert payload["benchmark"] == "dist" and payload["results"][0]["cases"][0]["case"] == "host_batch"
+
+
+def test_workflow_list_and_show():
+    listed = last_json(invoke("workflow", "list", "--json"))
+    assert set(listed.values()) >= {"batch-ntt", "zk-ntt", "bfv-analytics"}
+    result = invoke("workflow", "show", "workflows/zk_ntt.toml")
+    assert result.exit_code == 0 and json.loads(result.stdout)["job"]["kind"] == "zk-ntt"
+
+
+def test_unknown_command_is_a_usage_error():
+    result = invoke("frobnicate")
+    assert result.exit_code == 2 and "No such command" in result.output
+
+
+def test_one_line_for_multi_line_errors():
+    from hebatch.cli.common import one_line
+
+    assert one_line(ValueError("first\n  second")) == "first second"
+    assert one_line(KeyError("x")) == "not found: x"
+    assert one_line(RuntimeError()) == "RuntimeError"
+
+
+def test_entry_point_object():
+    assert main.name == "main" or callable(main)
