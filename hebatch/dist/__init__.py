@@ -6,16 +6,18 @@
         Y = dist.ntt(X, moduli)                 # lazy, one task per chunk (ntt_cyclic_2^16, ...)
         dist.to_zarr(Y, "out.zarr", progress=True)   # chunk by chunk; a rerun resumes
         big = dist.ntt_large(x, q, workers=4)   # one 2^20..2^28 transform as a 4-step across workers
+        Z = dist.bfv_map(fn, C, keys, params)   # fn(ctx, keys, ct) per chunk of ciphertexts, keys sent once
 """
 
 from .arrays import batch_chunks, chunk_budget, from_numpy, to_device, to_host
 from .batch import intt, ntt, polymul
+from .bfv import bfv_map
 from .cluster import SCHEDULER_ENV, cluster
 from .jobs import run
 from .large import TRANSPOSES, LargeNTT, ntt_large
 from .worker import DEVICES
 from .zarr_io import from_zarr, to_zarr, zarr_status
 
-__all__ = ["cluster", "from_numpy", "from_zarr", "to_zarr", "zarr_status", "ntt", "intt", "polymul", "ntt_large",
+__all__ = ["bfv_map", "cluster", "from_numpy", "from_zarr", "to_zarr", "zarr_status", "ntt", "intt", "polymul", "ntt_large",
            "LargeNTT", "run", "to_device", "to_host", "batch_chunks", "chunk_budget", "SCHEDULER_ENV", "DEVICES",
            "TRANSPOSES"]

@@ -1,0 +1,426 @@
+"""The BFV scheme over a batch axis, on any RnsOps backend.
+
+Ciphertexts live in coefficient form over the RNS limbs of q; keys in NTT form over q and the
+special prime P. Every step works on whole batches (all items, limbs and components in one call).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from functools import cached_property
+
+import numpy as np
+
+from ..field import is_prime, ntt_primes
+from ..backend.rns import RnsOps, rns_ops
+from .objects import (Ciphertext, GaloisKeys, Keys, Plaintext, PublicKey, RelinKey, SecretKey,
+                      check_fingerprint)
+from .params import SIGMA, Params
+
+
+def _prime_below(bound: int, avoid) -> int:
+    p = bound - 1
+    while not is_prime(p) or p in avoid:
+        p -= 1
+    return p
+
+
+def _resolve_backend(backend: str) -> RnsOps:
+    if backend not in ("cpu", "gpu", "auto"):
+        raise ValueError(f"backend must be 'cpu', 'gpu' or 'auto', got {backend!r}")
+    if backend == "cpu":
+        return rns_ops("cpu")
+    from ..backend import gpu_available
+
+    if gpu_available():
+        try:
+            return rns_ops("gpu")
+        except ImportError as err:
+            if backend == "gpu":
+                raise ValueError(f"backend='gpu': the GPU RNS backend cannot be loaded ({err})") from err
+    elif backend == "gpu":
+        raise ValueError("backend='gpu' needs CuPy and a CUDA GPU; none is available (use 'cpu' or 'auto')")
+    return rns_ops("cpu")
+
+
+class Context:
+    """BFV on one backend: key generation, SIMD encoding, encryption, homomorphic arithmetic.
+
+    params: a bfv.Params. backend: "cpu" (NumPy), "gpu" (CuPy) or "auto" (the GPU if CuPy and a GPU
+    work, else the CPU). Every computation goes through the backend's RnsOps.
+    """
+
+    def __init__(self, params: Params, backend: str = "auto"):
+        if not isinstance(params, Params):
+            raise TypeError(f"params must be a bfv.Params, got {type(params).__name__}")
+        self.params = params
+        self.ops = _resolve_backend(backend)
+        self.backend = getattr(self.ops, "name", "cpu")
+        self.xp = self.ops.xp
+        n, t = params.n, params.t
+        self.n, self.t = n, t
+        self.q = params.q
+        self.L = len(self.q)
+        self.qp = self.q + (params.special,)
+        self.big_q = math.prod(self.q)
+        self._last_keys: Keys | None = None
+
+    # -- constants ---------------------------------------------------------------------------
+    @cached_property
+    def _behz(self):
+        """BEHZ bases: B (enough 61-bit NTT primes that B * m_sk exceeds 2^8 n t q), m_sk, m_tilde."""
+        n, t = self.n, self.t
+        need_bits = self.big_q.bit_length() + t.bit_length() + n.bit_length() + 8
+        count = need_bits // 60 + 2  # B plus m_sk
+        avoid = set(self.qp) | {t}
+        primes = [p for p in ntt_primes(61, n, count + len(avoid)) if p not in avoid][:count]
+        bsk = tuple(primes)
+        m_tilde = _prime_below(2**32, avoid | set(bsk))
+        return bsk[:-1], bsk[-1], bsk, m_tilde
+
+    @cached_property
+    def _gamma(self) -> int:
+        """The extra modulus of the scale-and-round decryption (a 61-bit prime outside q and t)."""
+        return _prime_below(2**61, set(self.qp) | {self.t})
+
+    @cached_property
+    def _slot_index(self):
+        """NTT position (natural order: X[k] = m(psi^(2k+1))) of each slot: slot i of row 0 is the value
+        at psi^(3^i), of row 1 at psi^(-3^i), so X -> X^3 rotates rows and X -> X^-1 swaps them."""
+        n = self.n
+        idx = np.empty(n, dtype=np.int64)
+        pos = 1
+        for i in range(n // 2):
+            idx[i] = (pos - 1) // 2
+            idx[n // 2 + i] = (2 * n - pos - 1) // 2
+            pos = pos * 3 % (2 * n)
+        return self.ops.asarray(idx)
+
+    # -- checks ------------------------------------------------------------------------------
+    def _data(self, obj, cls, name):
+        if not isinstance(obj, cls):
+            raise TypeError(f"{name} must be a bfv.{cls.__name__}, got {type(obj).__name__}")
+        check_fingerprint(obj.fingerprint, self.params, name)
+        return self.ops.asarray(obj.data)
+
+    @staticmethod
+    def _same_key(*named):
+        ids = [(name, obj.key_id) for name, obj in named if obj is not None and obj.key_id is not None]
+        for name, key_id in ids[1:]:
+            if key_id != ids[0][1]:
+                raise ValueError(f"{ids[0][0]} belongs to key {ids[0][1]} but {name} to key {key_id}: "
+                                 "objects of different keys do not mix")
+        return ids[0][1] if ids else None
+
+    def _ct(self, data, key_id):
+        return Ciphertext(data, self.params.fingerprint, key_id)
+
+    # -- keys --------------------------------------------------------------------------------
+    def galois_element(self, step: int) -> int:
+        """The Galois element 3^step mod 2n that rotates both rows left by `step` (negative: right)."""
+        if not isinstance(step, (int, np.integer)):
+            raise TypeError(f"step must be an int, got {type(step).__name__}")
+        return pow(3, int(step) % (self.n // 2), 2 * self.n)
+
+    def _ksk(self, s_ntt, target_ntt):
+        """Key-switching key from target to s: row j = (-(a_j s) + e_j + P g_j target, a_j), g_j the
+        j-th RNS gadget element ((Q/q_j) [(Q/q_j)^-1]_{q_j}: 1 mod q_j, 0 mod the other limbs)."""
+        ops, qp, L, n = self.ops, self.qp, self.L, self.n
+        a = ops.random_uniform((L, L + 1, n), qp)
+        e = ops.ntt(ops.from_signed(ops.random_gaussian((L, n), SIGMA), qp), qp)
+        b = ops.sub(e, ops.mul(a, s_ntt, qp), qp)
+        p = self.params.special
+        rows = []
+        for j in range(L):
+            factors = [p if i == j else 0 for i in range(L)] + [0]
+            rows.append(ops.add(b[j], ops.mul_scalar(target_ntt, factors, qp), qp))
+        return self.xp.stack([self.xp.stack(rows), a], axis=1)
+
+    def keygen(self, rotations=()) -> Keys:
+        """Secret, public, relinearization and Galois keys (row rotations by each step in `rotations`,
+        and the column rotation). Secret ternary, errors Gaussian with sigma 3.2, all from the backend's
+        secure sources."""
+        steps = [int(k) for k in rotations]
+        ops, q, qp, L, n, fp = self.ops, self.q, self.qp, self.L, self.n, self.params.fingerprint
+        s_ntt = ops.ntt(ops.from_signed(ops.random_ternary((n,)), qp), qp)
+        a = ops.random_uniform((L, n), q)
+        e = ops.ntt(ops.from_signed(ops.random_gaussian((n,), SIGMA), q), q)
+        pk0 = ops.neg(ops.add(ops.mul(a, s_ntt[:L], q), e, q), q)
+        public_data = self.xp.stack([pk0, a])
+        key_id = hashlib.sha256(ops.to_host(public_data).tobytes()).hexdigest()[:16]
+        relin = ops.asarray(self._ksk(s_ntt, ops.mul(s_ntt, s_ntt, qp)))
+        elements = []
+        for g in [self.galois_element(k) for k in steps] + [2 * n - 1]:
+            if g != 1 and g not in elements:
+                elements.append(g)
+        gal = [self._ksk(s_ntt, ops.automorphism(s_ntt, g, qp, ntt_form=True)) for g in elements]
+        gal_data = self.xp.stack(gal) if gal else self.xp.zeros((0, L, 2, L + 1, n), dtype=np.uint64)
+        keys = Keys(SecretKey(s_ntt, fp, key_id), PublicKey(public_data, fp, key_id),
+                    RelinKey(relin, fp, key_id), GaloisKeys(gal_data, fp, key_id, elements))
+        self._last_keys = keys
+        return keys
+
+    # -- encoding ----------------------------------------------------------------------------
+    def encode(self, values) -> Plaintext:
+        """Slots (..., n) of ints in [0, t) -> a batch of plaintexts. Slots form a 2 x n/2 matrix: rotate
+        moves each row left, rotate_columns swaps the rows (SEAL's batch encoder layout)."""
+        xp = self.xp
+        if not hasattr(values, "dtype"):
+            values = np.asarray(values)
+        if values.dtype.kind not in "iu":
+            raise TypeError(f"values must be an integer array, got dtype {values.dtype}")
+        if values.ndim < 1 or values.shape[-1] != self.n:
+            raise ValueError(f"values must have shape (..., n) with n = {self.n}, got {tuple(values.shape)}")
+        values = self.ops.asarray(values)
+        if values.size and (int(values.min()) < 0 or int(values.max()) >= self.t):
+            raise ValueError(f"values must lie in [0, t) = [0, {self.t})")
+        slots = xp.zeros(values.shape, dtype=np.uint64)
+        slots[..., self._slot_index] = values.astype(np.uint64)
+        poly = self.ops.intt(slots[..., None, :], (self.t,))[..., 0, :]
+        return Plaintext(poly, self.params.fingerprint)
+
+    def decode(self, pt: Plaintext):
+        """Plaintexts -> slot values (..., n), uint64 in [0, t), on the backend's array type."""
+        data = self._data(pt, Plaintext, "pt")
+        evals = self.ops.ntt(data[..., None, :], (self.t,))[..., 0, :]
+        return evals[..., self._slot_index]
+
+    def _scaled(self, m):
+        """round(q m / t) over the limbs of q, for m (..., n) in [0, t): Delta m + round((q mod t) m / t)."""
+        t, q = self.t, self.q
+        delta, rem = divmod(self.big_q, t)
+        m1 = m[..., None, :]
+        correction = (m1 * np.uint64(rem) + np.uint64(t // 2)) // np.uint64(t)  # < t, exact (t < 2^31)
+        return self.ops.add(self.ops.mul_scalar(m1, [delta] * self.L, q), correction, q)
+
+    # -- encryption --------------------------------------------------------------------------
+    def encrypt(self, public: PublicKey, pt: Plaintext) -> Ciphertext:
+        """Public-key encryption of every plaintext of the batch: (pk0 u + e0 + round(q m / t), pk1 u + e1)."""
+        ops, q, n = self.ops, self.q, self.n
+        pk = self._data(public, PublicKey, "public")
+        m = self._data(pt, Plaintext, "pt")
+        batch = tuple(m.shape[:-1])
+        u = ops.ntt(ops.from_signed(ops.random_ternary(batch + (n,)), q), q)
+        e = ops.from_signed(ops.random_gaussian(batch + (2, n), SIGMA), q)
+        c = ops.add(ops.intt(ops.mul(u[..., None, :, :], pk, q), q), e, q)
+        c[..., 0, :, :] = ops.add(c[..., 0, :, :], self._scaled(m), q)
+        return self._ct(c, public.key_id)
+
+    def encrypt_symmetric(self, secret: SecretKey, pt: Plaintext) -> Ciphertext:
+        """Secret-key encryption: (-(a s) + e + round(q m / t), a), a uniform."""
+        ops, q, n, L = self.ops, self.q, self.n, self.L
+        s = self._data(secret, SecretKey, "secret")[:L]
+        m = self._data(pt, Plaintext, "pt")
+        batch = tuple(m.shape[:-1])
+        a = ops.random_uniform(batch + (L, n), q)
+        e = ops.from_signed(ops.random_gaussian(batch + (n,), SIGMA), q)
+        c0 = ops.sub(ops.add(e, self._scaled(m), q), ops.intt(ops.mul(ops.ntt(a, q), s, q), q), q)
+        return self._ct(self.xp.stack([c0, a], axis=-3), secret.key_id)
+
+    def _phase(self, secret: SecretKey, ct: Ciphertext):
+        """c0 + c1 s (+ c2 s^2) mod q, coefficient form (..., L, n)."""
+        ops, q, L = self.ops, self.q, self.L
+        s = self._data(secret, SecretKey, "secret")[:L]
+        c = self._data(ct, Ciphertext, "ct")
+        self._same_key(("secret", secret), ("ct", ct))
+        c_ntt = ops.ntt(c[..., 1:, :, :], q)
+        acc = c_ntt[..., -1, :, :]
+        for k in range(c.shape[-3] - 2, 0, -1):  # Horner in s: ((c_{K-1} s + c_{K-2}) s + ...) s
+            acc = ops.add(ops.mul(acc, s, q), c_ntt[..., k - 1, :, :], q)
+        return ops.add(c[..., 0, :, :], ops.intt(ops.mul(acc, s, q), q), q)
+
+    def decrypt(self, secret: SecretKey, ct: Ciphertext) -> Plaintext:
+        """round(t (c0 + c1 s + ...) / q) mod t for every item, by SEAL's scale-and-round with base
+        conversion to {t, gamma} (exact while the noise budget is positive)."""
+        ops, q, t = self.ops, self.q, self.t
+        gamma = self._gamma
+        x = self._phase(secret, ct)
+        y = ops.mul_scalar(x, [t * gamma] * self.L, q)
+        z = ops.base_convert(y, q, (t, gamma))
+        neg_q_inv = [(-pow(self.big_q, -1, m)) % m for m in (t, gamma)]
+        z = ops.mul_scalar(z, neg_q_inv, (t, gamma))
+        g_lift = ops.centered_lift(z[..., 1:2, :], gamma, (t,))
+        m = ops.mul_scalar(ops.sub(z[..., 0:1, :], g_lift, (t,)), [pow(gamma, -1, t)], (t,))
+        return Plaintext(self.xp.ascontiguousarray(m[..., 0, :]), self.params.fingerprint)
+
+    def noise_budget(self, secret: SecretKey, ct: Ciphertext):
+        """Bits of noise budget left per batch item, as SEAL reports it: bits(q) - bits(max |[t v]_q|) - 1
+        (v = c0 + c1 s + ... mod q), at least 0. Exact, with Python ints (meant for a few items)."""
+        x = self.ops.to_host(self._phase(secret, ct))
+        batch = x.shape[:-2]
+        flat = x.reshape((-1, self.L, self.n))
+        big_q = self.big_q
+        crt = [(big_q // p) * pow(big_q // p, -1, p) for p in self.q]
+        out = np.empty(flat.shape[0], dtype=np.int64)
+        for b in range(flat.shape[0]):
+            v = sum(flat[b, i].astype(object) * c for i, c in enumerate(crt)) % big_q
+            w = (v * self.t) % big_q
+            norm = max(int(abs(val - big_q if val > big_q // 2 else val)) for val in w)
+            out[b] = max(0, big_q.bit_length() - norm.bit_length() - 1)
+        return out.reshape(batch)
+
+    # -- additive ----------------------------------------------------------------------------
+    def _pair(self, a, b, name_a="a", name_b="b"):
+        da, db = self._data(a, Ciphertext, name_a), self._data(b, Ciphertext, name_b)
+        key_id = self._same_key((name_a, a), (name_b, b))
+        ka, kb = da.shape[-3], db.shape[-3]
+        if ka != kb:  # pad the shorter with zero components
+            pad = lambda d, k: self.xp.concatenate(
+                [d, self.xp.zeros(d.shape[:-3] + (k - d.shape[-3],) + d.shape[-2:], dtype=np.uint64)], axis=-3)
+            da, db = (pad(da, kb), db) if ka < kb else (da, pad(db, ka))
+        return da, db, key_id
+
+    def add(self, a: Ciphertext, b: Ciphertext) -> Ciphertext:
+        """a + b (batch axes broadcast)."""
+        da, db, key_id = self._pair(a, b)
+        return self._ct(self.ops.add(da, db, self.q), key_id)
+
+    def sub(self, a: Ciphertext, b: Ciphertext) -> Ciphertext:
+        """a - b."""
+        da, db, key_id = self._pair(a, b)
+        return self._ct(self.ops.sub(da, db, self.q), key_id)
+
+    def negate(self, a: Ciphertext) -> Ciphertext:
+        """-a."""
+        return self._ct(self.ops.neg(self._data(a, Ciphertext, "a"), self.q), a.key_id)
+
+    def add_plain(self, a: Ciphertext, pt: Plaintext) -> Ciphertext:
+        """a + pt (slot-wise)."""
+        c = self._data(a, Ciphertext, "a")
+        m = self._data(pt, Plaintext, "pt")
+        c0 = self.ops.add(c[..., 0, :, :], self._scaled(m), self.q)
+        rest = self.xp.broadcast_to(c[..., 1:, :, :], c0.shape[:-2] + (c.shape[-3] - 1,) + c.shape[-2:])
+        parts = [c0[..., None, :, :], rest]
+        return self._ct(self.xp.concatenate(parts, axis=-3), a.key_id)
+
+    def sub_plain(self, a: Ciphertext, pt: Plaintext) -> Ciphertext:
+        """a - pt (slot-wise)."""
+        neg = Plaintext(self.xp.where(self._data(pt, Plaintext, "pt") == 0, np.uint64(0),
+                                      np.uint64(self.t) - self._data(pt, Plaintext, "pt")), self.params.fingerprint)
+        return self.add_plain(a, neg)
+
+    def multiply_plain(self, a: Ciphertext, pt: Plaintext) -> Ciphertext:
+        """a * pt (slot-wise), the plaintext lifted to (-t/2, t/2] to keep the noise growth small."""
+        ops, q = self.ops, self.q
+        c = self._data(a, Ciphertext, "a")
+        m = self._data(pt, Plaintext, "pt")
+        m_ntt = ops.ntt(ops.centered_lift(m[..., None, :], self.t, q), q)
+        out = ops.intt(ops.mul(ops.ntt(c, q), m_ntt[..., None, :, :], q), q)
+        return self._ct(out, a.key_id)
+
+    # -- multiplication (BEHZ) ---------------------------------------------------------------
+    def _extend_to_bsk(self, x):
+        """Exact extension of x (..., L, n) in [0, q) from base q to B_sk (BEHZ): FastBConv of m~ x to
+        B_sk and m~, then the small Montgomery reduction by m~ removes the a q overflow of FastBConv."""
+        ops, q = self.ops, self.q
+        _, _, bsk, m_tilde = self._behz
+        y = ops.base_convert(ops.mul_scalar(x, [m_tilde] * self.L, q), q, bsk + (m_tilde,))
+        r = ops.mul_scalar(y[..., -1:, :], [(-pow(self.big_q, -1, m_tilde)) % m_tilde], (m_tilde,))
+        r_lift = ops.centered_lift(r, m_tilde, bsk)
+        z = ops.add(y[..., :-1, :], ops.mul_scalar(r_lift, [self.big_q % b for b in bsk], bsk), bsk)
+        return ops.mul_scalar(z, [pow(m_tilde, -1, b) for b in bsk], bsk)
+
+    def _scale_down(self, d_q, d_bsk):
+        """round-ish(t d / q) in base q from d given in q and B_sk: BEHZ fast floor in B_sk, then the
+        Shenoy-Kumaresan exact conversion from B_sk to q (m_sk corrects the FastBConv overflow)."""
+        ops, q, t = self.ops, self.q, self.t
+        base_b, m_sk, bsk, _ = self._behz
+        td_q = ops.mul_scalar(d_q, [t] * self.L, q)
+        floor_b = ops.mul_scalar(ops.sub(ops.mul_scalar(d_bsk, [t] * len(bsk), bsk), ops.base_convert(td_q, q, bsk), bsk),
+                                 [pow(self.big_q, -1, b) for b in bsk], bsk)
+        conv = ops.base_convert(floor_b[..., :-1, :], base_b, q + (m_sk,))
+        m_b = math.prod(base_b)
+        alpha = ops.mul_scalar(ops.sub(conv[..., -1:, :], floor_b[..., -1:, :], (m_sk,)), [pow(m_b, -1, m_sk)], (m_sk,))
+        alpha_q = ops.centered_lift(alpha, m_sk, q)
+        return ops.sub(conv[..., :-1, :], ops.mul_scalar(alpha_q, [m_b % p for p in q], q), q)
+
+    def multiply(self, a: Ciphertext, b: Ciphertext, relin_key: RelinKey | None = None) -> Ciphertext:
+        """a * b (slot-wise) by the BEHZ RNS method (as SEAL): exact extension of both ciphertexts to
+        the auxiliary base B_sk (FastBConv to B_sk and m~, small Montgomery reduction), tensor product
+        in NTT form over q and B_sk, scaling by t/q with the fast floor and Shenoy-Kumaresan back to q.
+        Gives 3 components, relinearized to 2 when relin_key is given."""
+        da, db, key_id = self._pair(a, b)
+        if relin_key is not None:
+            self._same_key(("a", a), ("relin_key", relin_key))
+        if da.shape[-3] != 2:
+            raise ValueError("multiply needs 2-component ciphertexts: relinearize first")
+        ops, xp, q = self.ops, self.xp, self.q
+        bsk = self._behz[2]
+        full = q + bsk
+        shape = np.broadcast_shapes(da.shape, db.shape)
+        x = xp.concatenate([xp.broadcast_to(da, shape), xp.broadcast_to(db, shape)], axis=-3)  # (..., 4, L, n)
+        x_full = ops.ntt(xp.concatenate([x, self._extend_to_bsk(x)], axis=-2), full)
+        a0, a1, b0, b1 = (x_full[..., k, :, :] for k in range(4))
+        d = xp.stack([ops.mul(a0, b0, full), ops.mul_add(a0, b1, ops.mul(a1, b0, full), full),
+                      ops.mul(a1, b1, full)], axis=-3)
+        d = ops.intt(d, full)
+        ct = self._ct(self._scale_down(d[..., :self.L, :], d[..., self.L:, :]), key_id)
+        return self.relinearize(ct, relin_key) if relin_key is not None else ct
+
+    def square(self, a: Ciphertext, relin_key: RelinKey | None = None) -> Ciphertext:
+        """a * a."""
+        return self.multiply(a, a, relin_key)
+
+    # -- key switching -----------------------------------------------------------------------
+    def _key_switch(self, c, ksk):
+        """(c0', c1') with c0' + c1' s = c * target + small, for c (..., L, n) in coefficient form and a
+        key-switching key (L, 2, L + 1, n): RNS digits [c]_{q_j}, inner product over q and P, then the
+        division by P with rounding (mod-down)."""
+        ops, q, qp, L = self.ops, self.q, self.qp, self.L
+        digits = ops.ntt(ops.reduce(c[..., :, None, :], qp), qp)  # (..., L, L + 1, n): digit j on every limb
+        acc = None
+        for j in range(L):
+            term = ops.mul(digits[..., j, None, :, :], ksk[j], qp)
+            acc = term if acc is None else ops.add(acc, term, qp)
+        acc = ops.intt(acc, qp)  # (..., 2, L + 1, n)
+        p = self.params.special
+        p_lift = ops.centered_lift(acc[..., L:, :], p, q)
+        return ops.mul_scalar(ops.sub(acc[..., :L, :], p_lift, q), [pow(p, -1, m) for m in q], q)
+
+    def relinearize(self, ct: Ciphertext, relin_key: RelinKey | None = None) -> Ciphertext:
+        """3 components -> 2, with the relinearization key (default: that of the last keygen)."""
+        relin_key = relin_key if relin_key is not None else self._default_keys("relin_key").relin
+        c = self._data(ct, Ciphertext, "ct")
+        ksk = self._data(relin_key, RelinKey, "relin_key")
+        key_id = self._same_key(("ct", ct), ("relin_key", relin_key))
+        if c.shape[-3] == 2:
+            return self._ct(c.copy(), key_id)
+        if c.shape[-3] != 3:
+            raise ValueError(f"ct: relinearize takes 3 components, got {c.shape[-3]}")
+        switched = self._key_switch(c[..., 2, :, :], ksk)
+        return self._ct(self.ops.add(c[..., :2, :, :], switched, self.q), key_id)
+
+    def _default_keys(self, name):
+        if self._last_keys is None:
+            raise ValueError(f"{name}: none given and this context has generated no keys")
+        return self._last_keys
+
+    def apply_galois(self, ct: Ciphertext, galois_elt: int, galois_keys: GaloisKeys | None = None) -> Ciphertext:
+        """ct(X) -> ct(X^g), switched back to the key s."""
+        galois_keys = galois_keys if galois_keys is not None else self._default_keys("galois_keys").galois
+        c = self._data(ct, Ciphertext, "ct")
+        keys_data = self._data(galois_keys, GaloisKeys, "galois_keys")
+        key_id = self._same_key(("ct", ct), ("galois_keys", galois_keys))
+        if c.shape[-3] != 2:
+            raise ValueError("ct: rotations need 2-component ciphertexts: relinearize first")
+        if galois_elt == 1:
+            return self._ct(c.copy(), key_id)
+        ksk = keys_data[galois_keys.elements.index(galois_elt)] if galois_elt in galois_keys.elements else \
+            galois_keys.key_for(galois_elt)
+        moved = self.ops.automorphism(c, galois_elt, self.q, ntt_form=False)
+        switched = self._key_switch(moved[..., 1, :, :], ksk)
+        c0 = self.ops.add(moved[..., 0, :, :], switched[..., 0, :, :], self.q)
+        return self._ct(self.xp.stack([c0, switched[..., 1, :, :]], axis=-3), key_id)
+
+    def rotate(self, ct: Ciphertext, k: int, galois_keys: GaloisKeys | None = None) -> Ciphertext:
+        """Rotate each row of the 2 x n/2 slot matrix left by k (right for k < 0). Needs the Galois key of
+        step k (keygen(rotations=[k])); default keys: those of the last keygen."""
+        return self.apply_galois(ct, self.galois_element(k), galois_keys)
+
+    def rotate_columns(self, ct: Ciphertext, galois_keys: GaloisKeys | None = None) -> Ciphertext:
+        """Swap the two rows of the slot matrix."""
+        return self.apply_galois(ct, 2 * self.n - 1, galois_keys)
+
+
+__all__ = ["Context"]
