@@ -228,7 +228,8 @@ def _zk_spread(field, log_n, inverse, points, seed, device, workers) -> dict:
 # -- encrypted analytics with BFV ----------------------------------------------------------------------
 
 BFV_DEFAULTS = {
-    "bfv": {"preset": "n4096", "records": 256, "features": 8, "max_value": 15, "square": False, "add_const": None,
+    "bfv": {"preset": "n4096", "records": 256, "features": 8, "max_value": 15, "square": False, "mul_const": None,
+            "add_const": None,
             "poly": None, "dot_with": None, "chunk": 32, "seed": None, "records_path": None},
 }
 
