@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from contextlib import contextmanager
 
 import click
@@ -42,8 +43,9 @@ def job_cluster(scheduler=None, workers=None, device="auto", threads_only=False,
         raise ValueError("--threads-only starts CPU workers; it cannot be combined with --device gpu")
     dashboard_address = None if str(dashboard).lower() == "none" else dashboard
     cluster_device = "cpu" if threads_only else device
+    # A failed chunk reaches the command as one line; the workers' own error logs would repeat it.
     with dist.cluster(device=cluster_device, n_workers=workers, processes=not threads_only,
-                      dashboard_address=dashboard_address) as client:
+                      dashboard_address=dashboard_address, silence_logs=logging.CRITICAL) as client:
         yield client
 
 

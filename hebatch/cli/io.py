@@ -22,6 +22,26 @@ def kind_of(path, name: str) -> str:
     return suffix[1:]
 
 
+def peek(path, *, component=None, name: str = "IN") -> tuple[tuple[int, ...], np.dtype]:
+    """(shape, dtype) of the batch at path, read from its header only (no cluster, no data)."""
+    kind = kind_of(path, name)
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"{name} {path!r} does not exist")
+    if kind == "npy":
+        header = np.load(path, mmap_mode="r")
+        return tuple(header.shape), header.dtype
+    import zarr
+
+    node = zarr.open(store=path, mode="r")
+    if isinstance(node, zarr.Array):
+        return tuple(node.shape), node.dtype
+    array_name = component or "data"
+    if array_name not in set(node.array_keys()):
+        raise ValueError(f"{name} {path!r} has no array {array_name!r}")
+    return tuple(node[array_name].shape), node[array_name].dtype
+
+
 def _npy_rows(path: str, start: int, stop: int):
     """Rows start:stop of a .npy file, read where the task runs (memory-mapped, so only those rows)."""
     return np.array(np.load(path, mmap_mode="r")[start:stop])

@@ -8,10 +8,11 @@ import click
 
 from .. import dist
 from ..ntt.plan import ALGORITHMS
+from ..ntt.validate import check_transform_args
 from .app import main
 from .clusteropts import cluster_options, job_cluster, worker_count
 from .common import MODULUS, Timer, console, json_option, report
-from .io import kind_of, open_batch, write_batch
+from .io import kind_of, open_batch, peek, write_batch
 
 
 def batch_ntt(in_path, out_path, modulus, *, negacyclic=False, inverse=False, algorithm="auto", chunk=None,
@@ -73,10 +74,9 @@ def ntt_command(in_path, out_path, modulus, negacyclic, inverse, algorithm, chun
       hebatch ntt in.zarr out.zarr -q 1152921504606584833,1152921504598720513 --negacyclic --chunk 64
       hebatch ntt out.zarr back.zarr -q babybear --inverse --scheduler tcp://10.0.0.5:8786 --json
     """
-    kind_of(in_path, "IN")
     kind_of(out_path, "OUT")
-    if not os.path.exists(in_path):
-        raise FileNotFoundError(f"IN {in_path!r} does not exist")
+    shape, dtype = peek(in_path, component=component, name="IN")
+    check_transform_args(shape, dtype, modulus, negacyclic=negacyclic, algorithm=algorithm, name="IN")  # before any work
     with job_cluster(scheduler, workers, device, threads_only, dashboard) as client:
         summary = batch_ntt(in_path, out_path, modulus, negacyclic=negacyclic, inverse=inverse, algorithm=algorithm,
                             chunk=chunk, component=component, overwrite=overwrite, device=device,
