@@ -2,15 +2,18 @@
 
 This module is the one home for everything the transforms and kernels need to know about a
 modulus: primality, NTT-friendly primes, primitive roots and roots of unity, and the
-precomputed reduction constants (Barrett after Shivdikar et al., Shoup, Montgomery, Goldilocks).
-Nothing here touches arrays; the backends turn these integers into tables.
+precomputed reduction constants (Barrett after Shivdikar et al., Shoup, Montgomery, Goldilocks),
+and the named prime fields of zk provers (`PrimeField`). Array code here only converts between
+Python ints and limb arrays; the backends do the arithmetic on arrays.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
+
+import numpy as np
 
 GOLDILOCKS = 2**64 - 2**32 + 1
 """The Goldilocks prime 2^64 - 2^32 + 1 (two-adicity 32): 64-bit, reduced without multiplications."""
@@ -251,3 +254,155 @@ def modulus_info(q: int) -> Modulus:
 
 def bit_reverse(i: int, bits: int) -> int:
     return int(format(i, f"0{bits}b")[::-1], 2) if bits else 0
+
+
+# ---------------------------------------------------------------------------------------------
+# Prime fields of zk-SNARK provers: 256-bit scalar fields stored as four 64-bit limbs.
+# ---------------------------------------------------------------------------------------------
+
+LIMB_BITS = 64
+_LIMB_MASK = (1 << LIMB_BITS) - 1
+
+
+@dataclass(frozen=True)
+class PrimeField:
+    """A prime field F_p with a fixed multiplicative generator, as zk provers name them.
+
+    Elements are stored as `limbs` little-endian 64-bit words (arrays of shape (..., limbs) of
+    uint64, standard form, each element < p). Fields with limbs == 1 (Goldilocks, BabyBear) keep
+    the one-word layout of the integer API: arrays (..., n) of uint64 (uint32 for BabyBear).
+    Montgomery constants, for R = 2^(64 * limbs): R mod p, R2 = R^2 mod p, p_inv_neg = -p^-1 mod 2^64.
+    """
+
+    name: str
+    p: int
+    generator: int
+    two_adicity: int
+    limbs: int = 4
+    R: int = field(init=False, repr=False)
+    R2: int = field(init=False, repr=False)
+    p_inv_neg: int = field(init=False, repr=False)
+
+    def __post_init__(self):
+        if self.p.bit_length() > LIMB_BITS * self.limbs:
+            raise ValueError(f"p has {self.p.bit_length()} bits, more than {self.limbs} limbs of 64 bits hold")
+        r = 1 << (LIMB_BITS * self.limbs)
+        object.__setattr__(self, "R", r % self.p)
+        object.__setattr__(self, "R2", r * r % self.p)
+        object.__setattr__(self, "p_inv_neg", (-pow(self.p, -1, 1 << LIMB_BITS)) % (1 << LIMB_BITS))
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def bits(self) -> int:
+        return self.p.bit_length()
+
+    @property
+    def p_limbs(self) -> tuple[int, ...]:
+        """p as little-endian 64-bit limbs."""
+        return int_to_limbs(self.p, self.limbs)
+
+    @property
+    def R_limbs(self) -> tuple[int, ...]:
+        return int_to_limbs(self.R, self.limbs)
+
+    @property
+    def R2_limbs(self) -> tuple[int, ...]:
+        return int_to_limbs(self.R2, self.limbs)
+
+    def root_of_unity(self, n: int) -> int:
+        """generator^((p-1)/n): a primitive n-th root of unity, n a power of two <= 2^two_adicity."""
+        n = _check_int(n, "n")
+        if not is_power_of_two(n) or n > 1 << self.two_adicity:
+            raise ValueError(f"n must be a power of two <= 2**{self.two_adicity} (the two-adicity of "
+                             f"{self.name}), got {n}")
+        return pow(self.generator, (self.p - 1) // n, self.p)
+
+    def inverse(self, a: int) -> int:
+        a = _check_int(a, "a") % self.p
+        if a == 0:
+            raise ZeroDivisionError(f"0 has no inverse in {self.name}")
+        return pow(a, -1, self.p)
+
+    # -- conversions (host side, Python ints; the backends convert arrays in bulk) ---------------
+    def to_limbs(self, values):
+        """Python ints (an int, nested lists or an integer/object array), each 0 <= v < p ->
+        uint64 array of shape (..., limbs), little-endian limbs, standard form."""
+        obj = np.array(values, dtype=object)
+        flat = obj.reshape(-1)
+        for v in flat:
+            if isinstance(v, bool) or not hasattr(v, "__index__"):
+                raise TypeError(f"values must be integers, got {type(v).__name__} {v!r}")
+        ints = np.array([int(v) for v in flat] + [0], dtype=object)[:-1].reshape(obj.shape)
+        if flat.size and (bool((ints < 0).any()) or bool((ints >= self.p).any())):
+            raise ValueError(f"values must be elements of {self.name}: 0 <= v < p")
+        out = np.empty(obj.shape + (self.limbs,), dtype=np.uint64)
+        for k in range(self.limbs):
+            out[..., k] = np.asarray((ints >> (LIMB_BITS * k)) & _LIMB_MASK, dtype=object).astype(np.uint64)
+        return out
+
+    def from_limbs(self, arr):
+        """uint64 array (..., limbs) -> object array (...) of Python ints (a Python int for one element)."""
+        a = np.asarray(arr)
+        if a.ndim < 1 or a.shape[-1] != self.limbs:
+            raise ValueError(f"arr must have a last axis of {self.limbs} limbs, got shape {a.shape}")
+        total = np.zeros(a.shape[:-1], dtype=object)
+        for k in range(self.limbs):
+            total = total + (a[..., k].astype(object) << (LIMB_BITS * k))
+        return int(total) if a.ndim == 1 else total
+
+    def to_montgomery(self, arr):
+        """Standard-form limb array -> Montgomery form (a * R mod p), same shape."""
+        return self._map_ints(arr, lambda v: v * self.R % self.p)
+
+    def from_montgomery(self, arr):
+        """Montgomery-form limb array -> standard form (a * R^-1 mod p), same shape."""
+        r_inv = pow(self.R, -1, self.p)
+        return self._map_ints(arr, lambda v: v * r_inv % self.p)
+
+    def _map_ints(self, arr, fn):
+        ints = self.from_limbs(arr)
+        if isinstance(ints, int):
+            return self.to_limbs(fn(ints))
+        return self.to_limbs(np.frompyfunc(fn, 1, 1)(ints))
+
+
+def int_to_limbs(value: int, limbs: int) -> tuple[int, ...]:
+    """The little-endian 64-bit limbs of the non-negative int value (which must fit)."""
+    if value < 0 or value.bit_length() > LIMB_BITS * limbs:
+        raise ValueError(f"{value} does not fit {limbs} limbs of 64 bits")
+    return tuple((value >> (LIMB_BITS * k)) & _LIMB_MASK for k in range(limbs))
+
+
+BN254_FR = PrimeField(
+    "bn254", 21888242871839275222246405745257275088548364400416034343698204186575808495617, 5, 28)
+"""The scalar field of BN254 (alt_bn128): 254 bits, generator 5, two-adicity 28."""
+
+BLS12_381_FR = PrimeField(
+    "bls12-381", 0x73EDA753299D7D483339D80809A1D80553BDA402FFFE5BFEFFFFFFFF00000001, 7, 32)
+"""The scalar field of BLS12-381: 255 bits, generator 7, two-adicity 32."""
+
+BLS12_377_FR = PrimeField(
+    "bls12-377", 0x12AB655E9A2CA55660B44D1E5C37B00159AA76FED00000010A11800000000001, 22, 47)
+"""The scalar field of BLS12-377: 253 bits, generator 22, two-adicity 47."""
+
+GOLDILOCKS_FIELD = PrimeField("goldilocks", GOLDILOCKS, 7, 32, limbs=1)
+"""Goldilocks as a PrimeField (one 64-bit word per element; generator 7 = primitive_root)."""
+
+BABYBEAR_FIELD = PrimeField("babybear", BABYBEAR, 31, 27, limbs=1)
+"""BabyBear as a PrimeField (one word per element; generator 31 = primitive_root)."""
+
+NAMED_FIELDS = {f.name: f for f in (BN254_FR, BLS12_381_FR, BLS12_377_FR, GOLDILOCKS_FIELD, BABYBEAR_FIELD)}
+
+
+def field_by_name(name: str) -> PrimeField:
+    """The named field: "bn254", "bls12-381", "bls12-377", "goldilocks" or "babybear"
+    (case-insensitive; "_" may stand for "-")."""
+    if not isinstance(name, str):
+        raise TypeError(f"name must be a str, got {type(name).__name__}")
+    key = name.strip().lower().replace("_", "-")
+    key = {"bn254-fr": "bn254", "bls12-381-fr": "bls12-381", "bls12-377-fr": "bls12-377"}.get(key, key)
+    if key not in NAMED_FIELDS:
+        raise ValueError(f"name must be one of {', '.join(map(repr, NAMED_FIELDS))}, got {name!r}")
+    return NAMED_FIELDS[key]

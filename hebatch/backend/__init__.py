@@ -45,8 +45,33 @@ def backend_for(x, name: str = "x") -> Backend:
     raise TypeError(f"{name} must be a NumPy or CuPy array, got {type(x).__module__}.{type(x).__name__}")
 
 
+_FIELD_CPU = None
+_FIELD_GPU = None
+
+
+def field_ntt_for(x, name: str = "x"):
+    """The multi-limb prime-field transform engine for x's array type: `cpu_zk.NumpyFieldNTT` for
+    NumPy arrays, `gpu_zk.CupyFieldNTT` (imported on first use) for CuPy arrays. Both take
+    (batch, n, limbs) uint64 arrays in standard form and offer forward, inverse and scale_by_powers."""
+    global _FIELD_CPU, _FIELD_GPU
+    if _CPU.owns(x):
+        if _FIELD_CPU is None:
+            from .cpu_zk import NumpyFieldNTT
+
+            _FIELD_CPU = NumpyFieldNTT()
+        return _FIELD_CPU
+    cupy_array = _cupy_array_type()
+    if cupy_array is not None and isinstance(x, cupy_array):
+        if _FIELD_GPU is None:
+            from .gpu_zk import CupyFieldNTT
+
+            _FIELD_GPU = CupyFieldNTT()
+        return _FIELD_GPU
+    raise TypeError(f"{name} must be a NumPy or CuPy array, got {type(x).__module__}.{type(x).__name__}")
+
+
 def cpu_backend() -> Backend:
     return _CPU
 
 
-__all__ = ["Backend", "backend_for", "cpu_backend", "gpu_available"]
+__all__ = ["Backend", "backend_for", "cpu_backend", "field_ntt_for", "gpu_available"]

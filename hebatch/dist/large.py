@@ -20,7 +20,8 @@ import numpy as np
 
 from ..backend import backend_for
 from ..ntt.blocks import column_block, four_step_spec, row_block
-from ..ntt.validate import _check_flag, check_transform_args
+from ..field import PrimeField
+from ..ntt.validate import _check_flag, check_field_args, check_transform_args
 from .arrays import current_client
 from .batch import task_label
 from .jobs import wait_for
@@ -44,7 +45,7 @@ def _columns_task(block, spec, col0, device, where):
 
 
 def _transposed_columns(block, start, stop):
-    return backend_for(block).xp.ascontiguousarray(block[:, start:stop].T)
+    return backend_for(block).xp.ascontiguousarray(block[:, start:stop].swapaxes(0, 1))
 
 
 def _split_task(block, start, stop, device, where):
@@ -62,7 +63,7 @@ def _concat_task(*pieces, device, where):
 
 def _rows(block, spec, transposed):
     d = row_block(block, spec)
-    return backend_for(d).xp.ascontiguousarray(d.T) if transposed else d
+    return backend_for(d).xp.ascontiguousarray(d.swapaxes(0, 1)) if transposed else d
 
 
 def _rows_task(block, spec, transposed, dtype, host, device, where):
@@ -93,29 +94,40 @@ class LargeNTT:
         self.is_dask = isinstance(x, da.Array)
         if not self.is_dask:
             backend_for(x, "x")
-        if x.ndim != 1:
-            raise ValueError(f"x must be one vector of n points (1-D), got shape {x.shape}; "
+        field = modulus if isinstance(modulus, PrimeField) and modulus.limbs > 1 else None
+        self.tail = () if field is None else (field.limbs,)
+        if x.ndim != 1 + len(self.tail):
+            what = "1-D" if field is None else f"shape (n, {field.limbs}) over {field.name}"
+            raise ValueError(f"x must be one vector of n points ({what}), got shape {x.shape}; "
                              "batches of transforms go through dist.ntt")
         if math.isnan(x.shape[0]):
             raise ValueError("x must have a known length")
-        args = check_transform_args(x.shape, x.dtype, modulus, negacyclic=negacyclic, root=root)
-        if args.n < 4:
-            raise ValueError(f"x.shape[-1] (the transform size n) must be at least 4 for a 4-step split, got {args.n}")
+        if field is not None:
+            args = check_field_args(x.shape, x.dtype, field, negacyclic=negacyclic, root=root)
+            n, ring, root_used = args.n, field, args.root
+        else:
+            one_word = modulus if isinstance(modulus, PrimeField) else None  # Goldilocks, BabyBear fields
+            args = check_transform_args(x.shape, x.dtype, modulus if one_word is None else one_word.p,
+                                        negacyclic=negacyclic, root=root)
+            n, ring, root_used = args.n, args.moduli[0], args.roots[0]
+            if one_word is not None and root is None:  # the field's generator fixes the roots
+                root_used = one_word.root_of_unity(2 * n if args.negacyclic else n)
+        if n < 4:
+            raise ValueError(f"the transform size n must be at least 4 for a 4-step split, got {n}")
         self.client = client or current_client()
         if self.client is None:
             raise ValueError("ntt_large needs a distributed client: call it inside `with dist.cluster():`")
         self.workers = self._pick_workers(workers)
-        self.spec = four_step_spec(args.n, args.moduli[0], args.roots[0], negacyclic=args.negacyclic,
-                                   inverse=self.inverse)
+        self.spec = four_step_spec(n, ring, root_used, negacyclic=args.negacyclic, inverse=self.inverse)
         k, n1, n2 = len(self.workers), self.spec.n1, self.spec.n2
         if k > min(n1, n2):
-            raise ValueError(f"workers={k} is more than the {min(n1, n2)} blocks a transform of n={args.n} "
+            raise ValueError(f"workers={k} is more than the {min(n1, n2)} blocks a transform of n={n} "
                              f"({n1} x {n2}) splits into")
         self.x, self.dtype = x, np.dtype(x.dtype)
         self.host = not is_device_array(x._meta if self.is_dask else x)
         self.col_bounds = split_bounds(n2, k)  # columns of A, rows of Y
         self.row_bounds = split_bounds(n1, k)  # rows of Z and D
-        self.label = task_label("intt_large" if self.inverse else "ntt_large", args.negacyclic, args.n)
+        self.label = task_label("intt_large" if self.inverse else "ntt_large", args.negacyclic, n)
         self.token = uuid.uuid4().hex
 
     def _pick_workers(self, workers) -> list[str]:
@@ -147,9 +159,10 @@ class LargeNTT:
         n1, n2 = self.spec.n1, self.spec.n2
         if self.is_dask:
             lengths = tuple(b - a for a, b in self.col_bounds)
-            a = self.x.reshape(n1, n2).rechunk(((n1,), lengths), method="tasks")
+            a = self.x.reshape((n1, n2) + self.tail).rechunk(((n1,), lengths) + tuple((t,) for t in self.tail),
+                                                             method="tasks")
             return self._futures(self.client.persist(a))
-        matrix = self.x.reshape(n1, n2)
+        matrix = self.x.reshape((n1, n2) + self.tail)
         xp = backend_for(self.x).xp
         return [self.client.scatter(xp.ascontiguousarray(matrix[:, a:b]), workers=[w], hash=False)
                 for (a, b), w in zip(self.col_bounds, self.workers)]
@@ -165,10 +178,12 @@ class LargeNTT:
         if self.transpose_method == "direct":
             return self._transpose_direct(blocks, out_bounds, stage)
         m, total = out_bounds[-1][1], in_bounds[-1][1]
-        meta = np.empty((0, 0), dtype=U64)
-        parts = [da.from_delayed(b, shape=(hi - lo, m), dtype=U64, meta=meta) for b, (lo, hi) in zip(blocks, in_bounds)]
+        meta = np.empty((0, 0) + tuple(0 for _ in self.tail), dtype=U64)
+        parts = [da.from_delayed(b, shape=(hi - lo, m) + self.tail, dtype=U64, meta=meta)
+                 for b, (lo, hi) in zip(blocks, in_bounds)]
         lengths = tuple(hi - lo for lo, hi in out_bounds)
-        z = da.concatenate(parts, axis=0).T.rechunk((lengths, (total,)), method="tasks")
+        z = da.concatenate(parts, axis=0).swapaxes(0, 1).rechunk(
+            (lengths, (total,)) + tuple((t,) for t in self.tail), method="tasks")
         return self._futures(self.client.persist(z))
 
     def _transpose_direct(self, blocks, out_bounds, stage):
@@ -195,23 +210,24 @@ class LargeNTT:
         n1, n2 = self.spec.n1, self.spec.n2
         parts = self.client.gather(pieces)
         if self.host:
-            out = np.empty((n2, n1), dtype=self.dtype)
+            out = np.empty((n2, n1) + self.tail, dtype=self.dtype)
         else:
             import cupy
 
-            out = cupy.empty((n2, n1), dtype=self.dtype)
+            out = cupy.empty((n2, n1) + self.tail, dtype=self.dtype)
         for (a, b), part in zip(self.row_bounds, parts):
             out[:, a:b] = part
-        return out.reshape(self.spec.n)
+        return out.reshape((self.spec.n,) + self.tail)
 
     def as_dask(self, blocks):
         """The result as a Dask array: block k holds rows c_k of X viewed as (n2, n1), contiguous in X."""
         finished = [self.client.submit(_finish, b, self.dtype, self.host, key=self._key("finish", k), workers=[w])
                     for k, (b, w) in enumerate(zip(blocks, self.workers))]
         meta = self.x._meta if self.is_dask else self.x[:0]
-        parts = [da.from_delayed(f, shape=(hi - lo, self.spec.n1), dtype=self.dtype, meta=meta[:0].reshape(0, 0))
+        empty = meta[:0].reshape((0, 0) + tuple(0 for _ in self.tail))
+        parts = [da.from_delayed(f, shape=(hi - lo, self.spec.n1) + self.tail, dtype=self.dtype, meta=empty)
                  for f, (lo, hi) in zip(finished, self.col_bounds)]
-        return da.concatenate(parts, axis=0).reshape(self.spec.n)
+        return da.concatenate(parts, axis=0).reshape((self.spec.n,) + self.tail)
 
     def run(self, gather: bool = True, timings: dict | None = None):
         """All stages. timings: a dict to receive the seconds of each stage (waits after each one)."""
@@ -261,7 +277,9 @@ def ntt_large(x, modulus, *, workers=None, negacyclic=False, inverse=False, root
 
     Bit for bit equal to hb.ntt(x, modulus, negacyclic=..., inverse=..., root=...).
     x: a 1-D NumPy or CuPy array on this machine (its column blocks are scattered to the workers),
-    or a 1-D Dask array already on the cluster. modulus: one prime (as hb.ntt). workers: how many
+    or a 1-D Dask array already on the cluster. modulus: one prime (as hb.ntt), or a hb.PrimeField:
+    over a multi-limb field (hb.BN254_FR, ...) x has shape (n, limbs) of uint64 limbs in standard
+    form and w = field.root_of_unity(n), as hb.ntt(x, field). workers: how many
     workers (int), which (addresses), or None for all; at most min(n1, n2) for n = n1 * n2.
     gather: True returns the result on this machine, as x's array type; False returns it as a
     Dask array on the workers (contiguous blocks, one per worker). transpose: "tasks" (Dask's

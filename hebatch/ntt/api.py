@@ -60,8 +60,8 @@ class _on_stream:
 
 
 def ntt(x, modulus, *, negacyclic=False, inverse=False, algorithm="auto", root=None, inplace=False,
-        check=True, stream=None):
-    """Number Theoretic Transform of the last axis of x, in natural order.
+        check=True, stream=None, input_order="natural", output_order="natural"):
+    """Number Theoretic Transform of the last axis of x (natural order unless asked otherwise).
 
     x: NumPy or CuPy array of uint64 (uint32 when every modulus < 2**32), shape (..., n), n a power
     of two from 2 to 2**28, entries < modulus. modulus: a prime (< 2**62, or hb.GOLDILOCKS), or a
@@ -72,7 +72,31 @@ def ntt(x, modulus, *, negacyclic=False, inverse=False, algorithm="auto", root=N
     Returns a new array of x's type, dtype, shape and device; with inplace=True, x is overwritten
     and returned. check=False skips the entry range check (on a GPU it reads x once and waits for
     the answer); stream= runs a CuPy transform on that CUDA stream instead of the current one.
+
+    input_order / output_order: "natural" or "bitrev" (the transform axis indexed with its bits
+    reversed), independently, for forward and inverse transforms.
+
+    modulus may also be a hb.PrimeField. Multi-limb fields (hb.BN254_FR, hb.BLS12_381_FR,
+    hb.BLS12_377_FR) take x of shape (..., n, limbs) uint64: little-endian 64-bit limbs in standard
+    form, every element < p; w = field.root_of_unity(n) (generator^((p-1)/n)), psi of order 2n for
+    negacyclic transforms where the two-adicity allows. One-word fields (Goldilocks, BabyBear)
+    take (..., n) as for an int modulus, with the field's generator.
     """
+    from . import fields
+
+    if fields.multi_limb(modulus):
+        if stream is not None:
+            raise TypeError("stream= applies to integer moduli only; run a field transform under `with stream:`")
+        return fields.field_ntt(x, modulus, negacyclic=negacyclic, inverse=inverse, algorithm=algorithm, root=root,
+                                inplace=inplace, check=check, input_order=input_order, output_order=output_order)
+    return fields.ordered_int_ntt(x, modulus, negacyclic=negacyclic, inverse=inverse, algorithm=algorithm, root=root,
+                                  inplace=inplace, check=check, stream=stream, input_order=input_order,
+                                  output_order=output_order)
+
+
+def ntt_natural(x, modulus, *, negacyclic=False, inverse=False, algorithm="auto", root=None, inplace=False,
+                check=True, stream=None):
+    """`ntt` over int moduli in natural order (the integer transforms of the backends)."""
     inverse = _check_flag(inverse, "inverse")
     inplace = _check_flag(inplace, "inplace")
     backend, args = _validated(x, modulus, negacyclic, algorithm, root, check)
@@ -92,10 +116,11 @@ def ntt(x, modulus, *, negacyclic=False, inverse=False, algorithm="auto", root=N
 
 
 def intt(y, modulus, *, negacyclic=False, algorithm="auto", root=None, inplace=False, check=True,
-         stream=None):
-    """Exact inverse of `ntt` with the same arguments (scaled by n^-1): intt(ntt(x)) == x."""
+         stream=None, input_order="natural", output_order="natural"):
+    """Exact inverse of `ntt` with the same arguments (scaled by n^-1): intt(ntt(x)) == x.
+    input_order is the order of y, output_order the order of the result."""
     return ntt(y, modulus, negacyclic=negacyclic, inverse=True, algorithm=algorithm, root=root,
-               inplace=inplace, check=check, stream=stream)
+               inplace=inplace, check=check, stream=stream, input_order=input_order, output_order=output_order)
 
 
 def polymul(a, b, modulus, *, negacyclic=True, algorithm="auto", check=True, stream=None):

@@ -14,6 +14,9 @@ Negacyclic transforms need no extra pass: X[k] = sum_j x[j] psi^(j(2k+1)) splits
 column transforms with root psi^n2 and twiddles psi^(j2 (2 k1 + 1)); the inverse puts psi^-m into
 negacyclic row transforms with root psi^n1 and twiddles psi^-((2 j2 + 1) m1). Every sub-transform is
 an ordinary `ntt` call with `root=`, so blocks run on any backend.
+
+Over a multi-limb hb.PrimeField (spec.field set) every block carries a trailing limb axis:
+A is (n1, n2, limbs), column blocks (n1, R, limbs), row blocks (R, n2, limbs).
 """
 
 from __future__ import annotations
@@ -22,8 +25,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..backend import backend_for
-from ..field import modulus_info
+from ..backend import backend_for, field_ntt_for
+from ..field import PrimeField, modulus_info
 from .api import ntt
 from .plan import default_split
 from .validate import _as_int, _check_flag
@@ -57,18 +60,33 @@ class FourStepSpec:
     tw_row_offset: int
     tw_col_start: int
     tw_col_step: int
+    field: PrimeField | None = None  # a multi-limb field: blocks carry a trailing limb axis
+
+    @property
+    def ring(self):
+        """What the sub-transforms take as their modulus: the field, or the int modulus."""
+        return self.modulus if self.field is None else self.field
+
+    @property
+    def tail(self) -> tuple[int, ...]:
+        """The trailing axes of every element: (limbs,) for a multi-limb field, else ()."""
+        return () if self.field is None else (self.field.limbs,)
 
     def twiddle_rows(self, col0: int) -> tuple[int, int]:
         """(row0, row_step) of `twiddle_grid` for the column-step block starting at column col0 of A."""
         return self.tw_row_scale * col0 + self.tw_row_offset, self.tw_row_scale
 
 
-def four_step_spec(n: int, modulus: int, root: int, *, negacyclic: bool = False, inverse: bool = False,
+def four_step_spec(n: int, modulus, root: int, *, negacyclic: bool = False, inverse: bool = False,
                    split: tuple[int, int] | None = None) -> FourStepSpec:
     """The spec of one transform with already validated n, modulus and root (w, or psi if negacyclic).
 
-    split: (n1, n2) with n1 * n2 = n, both at least 2; default as square as possible (n1 <= n2).
+    modulus: an int, or a multi-limb hb.PrimeField. split: (n1, n2) with n1 * n2 = n, both at least
+    2; default as square as possible (n1 <= n2).
     """
+    field = modulus if isinstance(modulus, PrimeField) and modulus.limbs > 1 else None
+    if isinstance(modulus, PrimeField):
+        modulus = modulus.p
     negacyclic, inverse = _check_flag(negacyclic, "negacyclic"), _check_flag(inverse, "inverse")
     n1, n2 = split or default_split(n)
     if n1 * n2 != n or n1 < 2 or n2 < 2:
@@ -88,15 +106,21 @@ def four_step_spec(n: int, modulus: int, root: int, *, negacyclic: bool = False,
         row_root, row_nega = pow(root, n1, q), True
         tw_root, row_scale, row_offset = pow(root, -1, q), 2, 1  # psi^-((2 j2 + 1) m1)
     return FourStepSpec(n, n1, n2, q, root, negacyclic, inverse, col_root, col_nega, row_root, row_nega,
-                        tw_root, row_scale, row_offset, col_start, col_step)
+                        tw_root, row_scale, row_offset, col_start, col_step, field)
 
 
 def column_block(block, spec: FourStepSpec, col0: int):
     """Step 1 on the columns col0 .. col0 + R of A: `block` is A[:, col0:col0+R] (shape (n1, R), any
-    strides, entries < modulus). Returns rows col0 .. col0 + R of Y[j2][k1], shape (R, n1), uint64."""
+    strides, entries < modulus). Returns rows col0 .. col0 + R of Y[j2][k1], shape (R, n1), uint64.
+    Over a multi-limb field, shapes (n1, R, limbs) -> (R, n1, limbs)."""
     backend = backend_for(block, "x")
-    if block.ndim != 2 or block.shape[0] != spec.n1:
-        raise ValueError(f"a column block must have shape (n1={spec.n1}, columns), got {block.shape}")
+    if block.ndim != 2 + len(spec.tail) or block.shape[0] != spec.n1 or tuple(block.shape[2:]) != spec.tail:
+        raise ValueError(f"a column block must have shape {(spec.n1, 'columns') + spec.tail}, got {block.shape}")
+    if spec.field is not None:
+        cols = backend.xp.ascontiguousarray(block.swapaxes(0, 1), dtype=U64)
+        y = ntt(cols, spec.field, root=spec.col_root, negacyclic=spec.col_negacyclic, inverse=spec.inverse)
+        row0, row_step = spec.twiddle_rows(col0)
+        return field_twiddle_grid(y, spec.field, spec.tw_root, row0, spec.tw_col_start, row_step, spec.tw_col_step)
     cols = backend.xp.empty(block.shape[::-1], dtype=U64)
     cols[...] = block.T  # the transpose, so that the column transforms run along the last axis
     y = ntt(cols, spec.modulus, root=spec.col_root, negacyclic=spec.col_negacyclic, inverse=spec.inverse,
@@ -106,11 +130,12 @@ def column_block(block, spec: FourStepSpec, col0: int):
 
 
 def row_block(block, spec: FourStepSpec):
-    """Step 3 on rows of Z[k1][j2] (shape (R, n2), uint64): returns those rows of D[k1][k2]."""
+    """Step 3 on rows of Z[k1][j2] (shape (R, n2), uint64; (R, n2, limbs) over a multi-limb field):
+    returns those rows of D[k1][k2]."""
     backend = backend_for(block, "x")
-    if block.ndim != 2 or block.shape[1] != spec.n2:
-        raise ValueError(f"a row block must have shape (rows, n2={spec.n2}), got {block.shape}")
-    return ntt(backend.xp.ascontiguousarray(block, dtype=U64), spec.modulus, root=spec.row_root,
+    if block.ndim != 2 + len(spec.tail) or block.shape[1] != spec.n2 or tuple(block.shape[2:]) != spec.tail:
+        raise ValueError(f"a row block must have shape {('rows', spec.n2) + spec.tail}, got {block.shape}")
+    return ntt(backend.xp.ascontiguousarray(block, dtype=U64), spec.ring, root=spec.row_root,
                negacyclic=spec.row_negacyclic, inverse=spec.inverse)
 
 
@@ -145,4 +170,17 @@ def twiddle_grid(x, modulus, root, row0, col0, row_step=1, col_step=1, *, out=No
     return backend.twiddle_grid_mul(x, q, root, *offsets, out=out)
 
 
-__all__ = ["FourStepSpec", "four_step_spec", "column_block", "row_block", "twiddle_grid"]
+def field_twiddle_grid(x, field: PrimeField, root: int, row0: int, col0: int, row_step: int = 1, col_step: int = 1):
+    """`twiddle_grid` over a multi-limb field: x (rows, columns, limbs) uint64, standard form.
+    Uses the field engine of x's backend; an engine without `twiddle_grid` (e.g. a GPU one) has the
+    block multiplied exactly on the host and copied back."""
+    engine = field_ntt_for(x, "x")
+    if hasattr(engine, "twiddle_grid"):
+        return engine.twiddle_grid(x, field, root, row0, col0, row_step, col_step)
+    host = field_ntt_for(np.empty(0))
+    xp = backend_for(x).xp
+    data = x.get() if hasattr(x, "get") else np.asarray(x)
+    return xp.asarray(host.twiddle_grid(data, field, root, row0, col0, row_step, col_step))
+
+
+__all__ = ["FourStepSpec", "field_twiddle_grid", "four_step_spec", "column_block", "row_block", "twiddle_grid"]

@@ -13,6 +13,7 @@ from ..field import (
     GENERIC_MAX_BITS,
     GOLDILOCKS,
     MAX_LOG_N,
+    PrimeField,
     check_root,
     default_root,
     is_power_of_two,
@@ -161,3 +162,94 @@ def check_entries(x, args: TransformArgs, xp=np, name: str = "x") -> None:
         worst = int(x[bad].max())
         where = "its limb's modulus" if args.rns else f"modulus {args.moduli[0]}"
         raise ValueError(f"{name} has entries >= {where} (e.g. {worst}): entries must be reduced mod q")
+
+
+# -- prime fields of several limbs (hb.BN254_FR, ...) -----------------------------------------------
+
+ORDERS = ("natural", "bitrev")
+
+
+@dataclass(frozen=True)
+class FieldArgs:
+    """Validated arguments of a transform over a multi-limb PrimeField: x has shape (..., n, limbs)."""
+
+    n: int
+    field: PrimeField
+    root: int  # psi when negacyclic, else w
+    negacyclic: bool
+
+    @property
+    def cyclic_root(self) -> int:
+        return self.root * self.root % self.field.p if self.negacyclic else self.root
+
+
+def check_order(value, name: str) -> str:
+    if not isinstance(value, str) or value not in ORDERS:
+        raise ValueError(f"{name} must be 'natural' or 'bitrev', got {value!r}")
+    return value
+
+
+def check_field(field, name: str = "field") -> PrimeField:
+    if not isinstance(field, PrimeField):
+        raise TypeError(f"{name} must be a hb.PrimeField (e.g. hb.BN254_FR), got {type(field).__name__} {field!r}")
+    return field
+
+
+def check_field_size(field: PrimeField, n: int, negacyclic: bool, name: str = "x") -> None:
+    """n must be a power of two from 2 to 2**28 whose (2n for negacyclic) divides p - 1."""
+    if not is_power_of_two(n) or not 2 <= n <= 2**MAX_LOG_N:
+        raise ValueError(f"{name}: the transform size n must be a power of two from 2 to 2**{MAX_LOG_N}, got {n}")
+    order = 2 * n if negacyclic else n
+    if order > 1 << field.two_adicity:
+        kind = "negacyclic" if negacyclic else "cyclic"
+        raise ValueError(f"{field.name} has two-adicity {field.two_adicity}: no {kind} NTT of size n={n} "
+                         f"({'2n' if negacyclic else 'n'} must be <= 2**{field.two_adicity})")
+
+
+def check_field_args(shape, dtype, field, *, negacyclic=False, algorithm="auto", root=None,
+                     name: str = "x") -> FieldArgs:
+    """Validate a transform over a multi-limb field without reading x's entries."""
+    field = check_field(field, "modulus")
+    negacyclic = _check_flag(negacyclic, "negacyclic")
+    if not isinstance(algorithm, str) or algorithm not in ALGORITHMS:
+        raise ValueError(f"algorithm must be one of {', '.join(map(repr, ALGORITHMS))}, got {algorithm!r}")
+    if np.dtype(dtype) != np.uint64:
+        raise TypeError(f"{name} must have dtype uint64 (64-bit limbs of {field.name}), got {np.dtype(dtype)}")
+    shape = tuple(shape)
+    if len(shape) < 2 or shape[-1] != field.limbs:
+        raise ValueError(f"{name} must have shape (..., n, {field.limbs}) ({field.limbs} little-endian 64-bit "
+                         f"limbs per element of {field.name}), got shape {shape}")
+    n = shape[-2]
+    check_field_size(field, n, negacyclic, name)
+    if root is None:
+        root = field.root_of_unity(2 * n if negacyclic else n)
+    else:
+        root = _as_int(root, "root")
+        check_root(root, field.p, n, negacyclic)
+    return FieldArgs(n, field, root, negacyclic)
+
+
+def field_entries_below_p(x, field: PrimeField, xp=np):
+    """Boolean array (...): element < p, comparing limbs from the most significant one."""
+    below = xp.zeros(x.shape[:-1], dtype=bool)
+    equal = xp.ones(x.shape[:-1], dtype=bool)
+    for k, limb in reversed(list(enumerate(field.p_limbs))):
+        word = x[..., k]
+        below |= equal & (word < np.uint64(limb))
+        equal &= word == np.uint64(limb)
+    return below
+
+
+def check_field_entries(x, field: PrimeField, xp=np, name: str = "x") -> None:
+    """Raise ValueError if any element of x (..., limbs) is >= p (reads the whole array)."""
+    if x.size == 0:
+        return
+    bad = ~field_entries_below_p(x, field, xp)
+    if bool(bad.any()):
+        where = tuple(int(i) for i in np.argwhere(to_numpy(bad))[0])
+        raise ValueError(f"{name} has elements >= p of {field.name} (first at index {where}): every element "
+                         f"(its {field.limbs} limbs, little-endian) must be reduced mod p")
+
+
+def to_numpy(a):
+    return a.get() if hasattr(a, "get") and not isinstance(a, np.ndarray) else np.asarray(a)
