@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import hebatch as hb
-from hebatch.cli.zk import ZkField, check_points, horner, resolve_field
+from hebatch.cli.zk import ZkField, check_points, horner, random_elements, resolve_field
 
 from .cli_support import assert_clean_failure, invoke, last_json
 
@@ -16,6 +16,21 @@ def test_single_device_verified(field, inverse):
     summary = last_json(invoke(*args, *(["--inverse"] if inverse else [])))
     assert summary["n"] == 1024 and summary["points_wrong"] == 0 and summary["round_trip_exact"] is True
     assert summary["seconds"] > 0
+
+
+@pytest.mark.parametrize("field", ["bn254", "bls12-381", "bls12-377"])
+def test_wide_fields_verified(field):
+    summary = last_json(invoke("zk-ntt", "--log-n", 8, "--field", field, "--verify", "--device", "cpu", "--json"))
+    assert summary["points_wrong"] == 0 and summary["round_trip_exact"] is True
+
+
+def test_wide_random_elements_are_reduced_and_spread():
+    field = resolve_field("bls12-381")
+    x = random_elements(field, 4096, np.random.default_rng())
+    values = [int(v) for v in field.argument.from_limbs(x)]
+    assert x.shape == (4096, 4) and max(values) < field.modulus
+    assert max(values).bit_length() == field.modulus.bit_length()  # the top limb is used in full
+    assert len(set(values)) == 4096
 
 
 def test_spread_over_workers_verified():
@@ -54,9 +69,5 @@ def test_out_of_range_log_n_is_a_usage_error():
     assert result.exit_code == 2 and "--log-n" in result.output
 
 
-def test_wide_fields_resolve_or_say_what_is_missing():
-    if hasattr(hb, "field_by_name"):
-        assert resolve_field("bn254").words == 4
-    else:
-        with pytest.raises(ValueError, match="field_by_name"):
-            resolve_field("bn254")
+def test_wide_fields_resolve():
+    assert resolve_field("bn254").words == 4 and resolve_field("BLS12_381").modulus == hb.BLS12_381_FR.p

@@ -102,7 +102,7 @@ workers = {workers}
 """
 
 
-@pytest.mark.parametrize("field, workers", [("goldilocks", 1), ("babybear", 1), ("goldilocks", 2)])
+@pytest.mark.parametrize("field, workers", [("goldilocks", 1), ("babybear", 1), ("goldilocks", 2), ("bn254", 1)])
 def test_zk_job_and_resume(tmp_path, field, workers):
     out = tmp_path / "zk"
     config = _write(tmp_path, ZK, out=out, field=field, workers=workers)
