@@ -9,7 +9,8 @@ from hebatch.cli import main
 
 from .cli_support import assert_clean_failure, invoke, last_json
 
-COMMANDS = [["demo"], ["ntt"], ["zk-ntt"], ["bfv"], ["bench"], ["bench", "ntt"], ["bench", "dist"], ["cluster"],
+COMMANDS = [["demo"], ["ntt"], ["zk-ntt"], ["bfv"], ["bfv", "keygen"], ["bfv", "encrypt"], ["bfv", "eval"],
+            ["bfv", "decrypt"], ["bfv", "demo"], ["bench"], ["bench", "bfv"], ["bench", "zk"], ["bench", "ntt"], ["bench", "dist"], ["cluster"],
             ["info"], ["run"], ["workflow"], ["workflow", "run"], ["workflow", "list"], ["workflow", "show"]]
 
 
@@ -45,6 +46,24 @@ def test_cluster_bad_protocol_options():
 @pytest.mark.skipif(gpu_available(), reason="checks the message shown without a GPU")
 def test_bench_without_gpu_says_so():
     assert_clean_failure(invoke("bench", "ntt", "--quick"), "GPU")
+
+
+@pytest.mark.skipif(gpu_available(), reason="checks the messages shown without a GPU")
+@pytest.mark.parametrize("command", [["zk-ntt", "--log-n", "8", "--device", "gpu"],
+                                     ["demo", "--log-n", "6", "--device", "gpu"],
+                                     ["bfv", "keygen", "--keys", "k", "--backend", "gpu"]])
+def test_missing_gpu_is_one_line(command, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert_clean_failure(invoke(*command), "GPU")
+
+
+@pytest.mark.skipif(gpu_available(), reason="checks the message shown without a GPU")
+def test_ntt_on_missing_gpu(tmp_path):
+    import numpy as np
+
+    np.save(tmp_path / "in.npy", np.zeros((2, 16), dtype=np.uint64))
+    assert_clean_failure(invoke("ntt", tmp_path / "in.npy", tmp_path / "out.npy", "-q", "goldilocks", "--device", "gpu",
+                                "--dashboard", "none"), "gpu")
 
 
 def test_bench_missing_script(monkeypatch, tmp_path):
