@@ -39,6 +39,8 @@ def job_cluster(scheduler=None, workers=None, device="auto", threads_only=False,
         with dist.cluster(scheduler) as client:
             yield client
         return
+    # Dask's size estimates of task results it cannot measure are not the user's concern.
+    logging.getLogger("distributed.sizeof").setLevel(logging.ERROR)
     if threads_only and device == "gpu":
         raise ValueError("--threads-only starts CPU workers; it cannot be combined with --device gpu")
     dashboard_address = None if str(dashboard).lower() == "none" else dashboard
