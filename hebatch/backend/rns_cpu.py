@@ -13,6 +13,7 @@ from .numpy_arith import ModOps
 from .rns import RnsOps, automorphism_tables
 
 U64 = np.uint64
+_BLOCK_WORDS = 1 << 15  # words per limb row and block in blocked loops (L2-sized working set)
 
 
 @lru_cache(maxsize=256)
@@ -107,13 +108,22 @@ class NumpyRnsOps(RnsOps):
         if x.shape[-2] != len(src):
             raise ValueError(f"x: limb axis has {x.shape[-2]} limbs, the source base {len(src)}")
         q_hat_inv, per_src = _bconv_constants(src, dst)
-        v = self.mul_scalar(x, q_hat_inv, src)
+        n = x.shape[-1]
+        lead = x.shape[:-2]
+        flat = np.ascontiguousarray(x).reshape((-1, len(src), n))
+        out = np.empty((flat.shape[0], len(dst), n), dtype=U64)
         ops = _mod_ops(dst)
-        out = None
-        for i, (w, w_shoup) in enumerate(per_src):
-            term = ops.mul_shoup(v[..., i:i + 1, :], w, w_shoup)  # v_i < q_i may exceed p_j: Shoup takes any word
-            out = term if out is None else ops.add(out, term)
-        return np.ascontiguousarray(out)
+        # Blocks of coefficients small enough for the cache: each term is a few passes over one block.
+        width = max(256, min(n, _BLOCK_WORDS // max(len(src), len(dst))))
+        for m in range(flat.shape[0]):
+            for c in range(0, n, width):
+                v = self.mul_scalar(flat[m, :, c:c + width], q_hat_inv, src)
+                acc = None
+                for i, (w, w_shoup) in enumerate(per_src):
+                    term = ops.mul_shoup(v[i:i + 1], w, w_shoup)  # v_i < q_i may exceed p_j: Shoup takes any word
+                    acc = term if acc is None else ops.add(acc, term)
+                out[m, :, c:c + width] = acc
+        return out.reshape(lead + (len(dst), n))
 
     def centered_lift(self, x, m, moduli):
         m = int(m)

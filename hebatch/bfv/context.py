@@ -56,7 +56,7 @@ class Context:
             raise TypeError(f"params must be a bfv.Params, got {type(params).__name__}")
         self.params = params
         self.ops = _resolve_backend(backend)
-        self.backend = getattr(self.ops, "name", "cpu")
+        self.backend = "gpu" if getattr(self.ops.xp, "__name__", "") == "cupy" else "cpu"
         self.xp = self.ops.xp
         n, t = params.n, params.t
         self.n, self.t = n, t
@@ -137,10 +137,12 @@ class Context:
             rows.append(ops.add(b[j], ops.mul_scalar(target_ntt, factors, qp), qp))
         return self.xp.stack([self.xp.stack(rows), a], axis=1)
 
-    def keygen(self, rotations=()) -> Keys:
+    def keygen(self, rotations=(), columns: bool = True) -> Keys:
         """Secret, public, relinearization and Galois keys (row rotations by each step in `rotations`,
-        and the column rotation). Secret ternary, errors Gaussian with sigma 3.2, all from the backend's
+        and, unless columns=False, the column rotation). Secret ternary, errors Gaussian with sigma 3.2, all from the backend's
         secure sources."""
+        if isinstance(rotations, (int, np.integer)) or any(not isinstance(k, (int, np.integer)) for k in rotations):
+            raise TypeError(f"rotations must be a list of int steps, got {rotations!r}")
         steps = [int(k) for k in rotations]
         ops, q, qp, L, n, fp = self.ops, self.q, self.qp, self.L, self.n, self.params.fingerprint
         s_ntt = ops.ntt(ops.from_signed(ops.random_ternary((n,)), qp), qp)
@@ -151,7 +153,7 @@ class Context:
         key_id = hashlib.sha256(ops.to_host(public_data).tobytes()).hexdigest()[:16]
         relin = ops.asarray(self._ksk(s_ntt, ops.mul(s_ntt, s_ntt, qp)))
         elements = []
-        for g in [self.galois_element(k) for k in steps] + [2 * n - 1]:
+        for g in [self.galois_element(k) for k in steps] + ([2 * n - 1] if columns else []):
             if g != 1 and g not in elements:
                 elements.append(g)
         gal = [self._ksk(s_ntt, ops.automorphism(s_ntt, g, qp, ntt_form=True)) for g in elements]

@@ -168,6 +168,27 @@ class Keys:
         """The same keys without the secret (what to ship to workers that compute)."""
         return Keys(None, self.public, self.relin, self.galois)
 
+    def to_bytes(self) -> bytes:
+        """The four keys (the secret only if present), each as its own to_bytes, with length prefixes."""
+        parts = [k.to_bytes() if k is not None else b"" for k in (self.secret, self.public, self.relin, self.galois)]
+        return MAGIC + b"KEYS" + b"".join(struct.pack("<Q", len(p)) + p for p in parts)
+
+    @classmethod
+    def from_bytes(cls, b, params: Params) -> "Keys":
+        """Keys written by Keys.to_bytes; ValueError if they were made under other parameters."""
+        b = bytes(b)
+        head = MAGIC + b"KEYS"
+        if b[:len(head)] != head:
+            raise ValueError("b: not a hebatch BFV key set (bad magic)")
+        parts, pos = [], len(head)
+        for _ in range(4):
+            (size,) = struct.unpack_from("<Q", b, pos)
+            parts.append(b[pos + 8:pos + 8 + size])
+            pos += 8 + size
+        secret = SecretKey.from_bytes(parts[0], params) if parts[0] else None
+        return cls(secret, PublicKey.from_bytes(parts[1], params), RelinKey.from_bytes(parts[2], params),
+                   GaloisKeys.from_bytes(parts[3], params))
+
     def __repr__(self):
         return f"Keys(params={self.fingerprint}, key={self.key_id}, galois={list(self.galois.elements)})"
 

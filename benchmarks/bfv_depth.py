@@ -1,0 +1,72 @@
+"""Multiplicative depth of the BFV presets: sequential squarings (relinearized) with noise budget left.
+
+Prints, per preset, the noise budget after each squaring and the depth reached, beside a reference
+figure for SEAL's default moduli where one is recorded in SEAL_REFERENCE_DEPTH (left as None until a
+figure measured with SEAL itself, same t, is entered: published numbers vary with t and are not
+checked here). Our presets use t = 65537 (17 bits). Usage: python benchmarks/bfv_depth.py [--presets n4096,n8192] [--batch 2] [--json out.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import secrets
+import time
+
+import numpy as np
+
+from hebatch import bfv
+
+# Depth of SEAL's BFVDefault moduli at t = 65537, measured with SEAL (None: not measured yet).
+SEAL_REFERENCE_DEPTH = {"n4096": None, "n8192": None, "n16384": None, "n32768": None}
+
+
+def measure_depth(preset: str, batch: int = 2, backend: str = "cpu", max_depth: int = 64, verbose=False) -> dict:
+    """Square a fresh encryption until the budget is 0; depth = squarings that still decrypt correctly."""
+    params = bfv.Params.preset(preset)
+    ctx = bfv.Context(params, backend=backend)
+    keys = ctx.keygen()
+    rng = np.random.default_rng(secrets.randbits(64))
+    values = rng.integers(0, params.t, (batch, params.n))
+    ct = ctx.encrypt(keys.public, ctx.encode(values))
+    budgets = [int(ctx.noise_budget(keys.secret, ct).min())]
+    depth, start = 0, time.perf_counter()
+    expected = values.astype(object)
+    while depth < max_depth:
+        ct = ctx.multiply(ct, ct, keys.relin)
+        expected = expected * expected % params.t
+        budget = int(ctx.noise_budget(keys.secret, ct).min())
+        budgets.append(budget)
+        if verbose:
+            print(f"  {preset}: squaring {len(budgets) - 1}: budget {budget} bits", flush=True)
+        decrypted = np.asarray(ctx.decode(ctx.decrypt(keys.secret, ct))).astype(object)
+        if budget <= 0 or not (decrypted == expected).all():
+            break
+        depth += 1
+    return {"preset": preset, "n": params.n, "log_qp": params.log_qp, "t": params.t, "depth": depth,
+            "budgets": budgets, "seal_reference_depth": SEAL_REFERENCE_DEPTH.get(preset),
+            "seconds": round(time.perf_counter() - start, 2), "backend": ctx.backend}
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--presets", default="n4096,n8192,n16384,n32768")
+    ap.add_argument("--batch", type=int, default=2)
+    ap.add_argument("--backend", default="cpu")
+    ap.add_argument("--json", default=None)
+    ap.add_argument("--verbose", action="store_true", help="print the budget after every squaring")
+    args = ap.parse_args(argv)
+    rows = []
+    print(f"{'preset':>8} {'log qp':>7} {'t':>6} {'depth':>6} {'SEAL reference':>16}  budgets")
+    for preset in args.presets.split(","):
+        row = measure_depth(preset, args.batch, args.backend, verbose=args.verbose)
+        rows.append(row)
+        print(f"{preset:>8} {row['log_qp']:>7} {row['t']:>6} {row['depth']:>6} {str(row['seal_reference_depth']):>16}  "
+              f"{row['budgets']} ({row['seconds']} s)", flush=True)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(rows, f, indent=2)
+
+
+if __name__ == "__main__":
+    main()

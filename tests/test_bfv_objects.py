@@ -1,0 +1,143 @@
+"""BFV parameters (validation, presets), serialization, and refusal to mix parameters or keys."""
+
+import secrets
+
+import numpy as np
+import pytest
+
+import hebatch as hb
+from hebatch import bfv
+from hebatch.bfv.params import MAX_LOG_Q
+
+
+@pytest.fixture(scope="module")
+def setup():
+    params = bfv.Params.preset("n4096")
+    ctx = bfv.Context(params, backend="cpu")
+    return params, ctx, ctx.keygen(rotations=[2])
+
+
+def values(params, batch):
+    return np.random.default_rng(secrets.randbits(64)).integers(0, params.t, (batch, params.n))
+
+
+@pytest.mark.parametrize("name,log_qp", [("n4096", 109), ("n8192", 218), ("n16384", 438), ("n32768", 881)])
+def test_presets(name, log_qp):
+    p = bfv.Params.preset(name)
+    assert p.log_qp == log_qp == MAX_LOG_Q[p.n]
+    assert all(q < 2**62 and hb.field.is_prime(q) and q % (2 * p.n) == 1 for q in p.q + (p.special,))
+    assert len(set(p.q + (p.special,))) == len(p.q) + 1
+    assert p.t % (2 * p.n) == 1 and hb.field.is_prime(p.t)
+    assert p.fingerprint == bfv.Params.preset(name).fingerprint and len(p.fingerprint) == 16
+
+
+def test_custom_params_and_fingerprint():
+    a = bfv.Params(n=4096, t=40961, q_bits=[30, 30], special_bits=31)
+    b = bfv.Params(n=4096, t=40961, q=list(a.q), special=a.special)
+    assert a == b and a.fingerprint == b.fingerprint
+    assert bfv.Params(n=4096, t=65537, q=list(a.q), special=a.special).fingerprint != a.fingerprint
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    (dict(n=3000, t=65537, q_bits=[36]), "power of two"),
+    (dict(n=2048, t=65537, q_bits=[36]), "power of two from 2\\*\\*12"),
+    (dict(n=4096, t=65536, q_bits=[36]), "t must be a prime"),
+    (dict(n=4096, t=65539, q_bits=[36]), "1 mod 2n"),
+    (dict(n=4096, t=65537, q_bits=[36, 36, 36]), "exceeds 109"),
+    (dict(n=8192, t=65537, q_bits=[60, 60, 60, 40]), "exceeds 218"),
+    (dict(n=4096, t=65537, q_bits=[62]), "q_bits"),
+    (dict(n=4096, t=65537, q=[65537 * 2 + 1]), "prime and 1 mod 2n"),
+    (dict(n=4096, t=65537, q=[]), "at least one prime"),
+])
+def test_bad_params_refused(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        bfv.Params(**kwargs)
+
+
+def test_bad_params_refused_more():
+    p = bfv.Params.preset("n4096")
+    with pytest.raises(ValueError, match="distinct"):
+        bfv.Params(n=4096, t=65537, q=[p.q[0], p.q[0]], special=p.special)
+    with pytest.raises(ValueError, match="preset"):
+        bfv.Params.preset("n1024")
+    with pytest.raises(ValueError, match="q or q_bits"):
+        bfv.Params(n=4096, t=65537, q=list(p.q), q_bits=[36])
+
+
+def test_ciphertext_and_key_bytes_round_trip(setup):
+    params, ctx, keys = setup
+    v = values(params, 3)
+    ct = ctx.encrypt(keys.public, ctx.encode(v))
+    back = bfv.Ciphertext.from_bytes(ct.to_bytes(), params)
+    assert np.array_equal(back.data, ct.data) and back.key_id == ct.key_id
+    assert np.array_equal(ctx.decode(ctx.decrypt(keys.secret, back)), v)
+    secret = bfv.SecretKey.from_bytes(keys.secret.to_bytes(), params)
+    public = bfv.PublicKey.from_bytes(keys.public.to_bytes(), params)
+    relin = bfv.RelinKey.from_bytes(keys.relin.to_bytes(), params)
+    galois = bfv.GaloisKeys.from_bytes(keys.galois.to_bytes(), params)
+    assert galois.elements == keys.galois.elements
+    ct2 = ctx.encrypt(public, ctx.encode(v))
+    prod = ctx.rotate(ctx.multiply(ct2, ct2, relin), 2, galois)
+    want = np.roll((v * v % params.t).reshape(3, 2, -1), -2, axis=-1).reshape(3, -1)
+    assert np.array_equal(ctx.decode(ctx.decrypt(secret, prod)), want)
+    bundle = bfv.Keys.from_bytes(keys.to_bytes(), params)
+    assert bundle.key_id == keys.key_id and np.array_equal(bundle.relin.data, keys.relin.data)
+    assert bfv.Keys.from_bytes(keys.public_keys().to_bytes(), params).secret is None
+    pt = ctx.encode(v)
+    assert np.array_equal(bfv.Plaintext.from_bytes(pt.to_bytes(), params).data, pt.data)
+
+
+def test_bytes_refused(setup):
+    params, ctx, keys = setup
+    ct = ctx.encrypt(keys.public, ctx.encode(values(params, 1)))
+    blob = ct.to_bytes()
+    other = bfv.Params(n=4096, t=40961, q_bits=[36, 36], special_bits=37)
+    with pytest.raises(ValueError, match=f"{params.fingerprint}.*{other.fingerprint}"):
+        bfv.Ciphertext.from_bytes(blob, other)
+    with pytest.raises(ValueError, match="magic"):
+        bfv.Ciphertext.from_bytes(b"nonsense" + blob, params)
+    with pytest.raises(ValueError, match="not a ciphertext"):
+        bfv.Ciphertext.from_bytes(keys.public.to_bytes(), params)
+    with pytest.raises(ValueError, match="data bytes"):
+        bfv.Ciphertext.from_bytes(blob[:-8], params)
+
+
+def test_zarr_round_trip(setup, tmp_path):
+    params, ctx, keys = setup
+    v = values(params, 5)
+    ct = ctx.encrypt(keys.public, ctx.encode(v))
+    bfv.save_zarr(ct, tmp_path / "ct.zarr", chunk=2)
+    back = bfv.load_zarr(tmp_path / "ct.zarr", params)
+    assert np.array_equal(back.data, ct.data) and back.key_id == keys.key_id
+    assert np.array_equal(ctx.decode(ctx.decrypt(keys.secret, back)), v)
+    other = bfv.Params(n=4096, t=40961, q_bits=[36, 36], special_bits=37)
+    with pytest.raises(ValueError, match=other.fingerprint):
+        bfv.load_zarr(tmp_path / "ct.zarr", other)
+
+
+def test_mixing_parameters_refused(setup):
+    params, ctx, keys = setup
+    other_params = bfv.Params(n=4096, t=40961, q_bits=[36, 36], special_bits=37)
+    other = bfv.Context(other_params, backend="cpu")
+    other_keys = other.keygen()
+    ct = ctx.encrypt(keys.public, ctx.encode(values(params, 1)))
+    foreign = other.encrypt(other_keys.public, other.encode(values(other_params, 1) % other_params.t))
+    for call in (lambda: ctx.add(ct, foreign), lambda: ctx.multiply(ct, foreign),
+                 lambda: ctx.decrypt(keys.secret, foreign), lambda: ctx.encrypt(other_keys.public, ctx.encode(values(params, 1))),
+                 lambda: ctx.relinearize(ctx.multiply(ct, ct), other_keys.relin)):
+        with pytest.raises(ValueError, match=f"{other_params.fingerprint}.*{params.fingerprint}"):
+            call()
+
+
+def test_mixing_keys_refused(setup):
+    params, ctx, keys = setup
+    keys2 = ctx.keygen()
+    a = ctx.encrypt(keys.public, ctx.encode(values(params, 1)))
+    b = ctx.encrypt(keys2.public, ctx.encode(values(params, 1)))
+    assert keys.key_id != keys2.key_id
+    for call in (lambda: ctx.add(a, b), lambda: ctx.multiply(a, b), lambda: ctx.decrypt(keys2.secret, a),
+                 lambda: ctx.relinearize(ctx.multiply(a, a), keys2.relin), lambda: ctx.rotate(a, 2, keys2.galois)):
+        with pytest.raises(ValueError, match=f"{keys.key_id}.*{keys2.key_id}|{keys2.key_id}.*{keys.key_id}"):
+            call()
+    with pytest.raises(TypeError, match="Ciphertext"):
+        ctx.add(a, ctx.encode(values(params, 1)))
