@@ -428,3 +428,10 @@ def test_ntt_large_one_word_field(client):  # noqa: F811
 
     x = np.array([rng.randrange(hb.GOLDILOCKS) for _ in range(2**8)], dtype=np.uint64)
     assert (dist.ntt_large(x, GOLDILOCKS_FIELD) == hb.ntt(x, hb.GOLDILOCKS)).all()
+
+
+def test_coset_and_lde_refuse_non_arrays():
+    with pytest.raises(TypeError, match="x must be a NumPy or CuPy array"):
+        hb.coset_ntt([1, 2], hb.BN254_FR)
+    with pytest.raises(TypeError, match="x must be a NumPy or CuPy array"):
+        hb.lde([1, 2], hb.GOLDILOCKS, 2)

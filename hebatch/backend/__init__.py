@@ -63,8 +63,13 @@ def field_ntt_for(x, name: str = "x"):
     cupy_array = _cupy_array_type()
     if cupy_array is not None and isinstance(x, cupy_array):
         if _FIELD_GPU is None:
-            from .gpu_zk import CupyFieldNTT
-
+            try:
+                from .gpu_zk import CupyFieldNTT
+            except ModuleNotFoundError as exc:
+                if exc.name != f"{__name__}.gpu_zk":
+                    raise
+                raise TypeError(f"{name}: multi-limb prime-field transforms of CuPy arrays need "
+                                "hebatch/backend/gpu_zk.py, which this installation lacks") from None
             _FIELD_GPU = CupyFieldNTT()
         return _FIELD_GPU
     raise TypeError(f"{name} must be a NumPy or CuPy array, got {type(x).__module__}.{type(x).__name__}")

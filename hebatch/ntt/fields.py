@@ -48,7 +48,8 @@ def multi_limb(field) -> bool:
 
 def field_ntt(x, field: PrimeField, *, negacyclic=False, inverse=False, algorithm="auto", root=None,
               inplace=False, check=True, input_order="natural", output_order="natural"):
-    """hb.ntt for a multi-limb PrimeField (arguments as hb.ntt; x of shape (..., n, limbs))."""
+    """hb.ntt for a multi-limb PrimeField (arguments as hb.ntt; x of shape (..., n, limbs)).
+    `algorithm` is validated but the field engine of the backend picks its own."""
     inverse = _check_flag(inverse, "inverse")
     inplace = _check_flag(inplace, "inplace")
     check_order(input_order, "input_order")
@@ -153,6 +154,7 @@ def coset_ntt(x, field, shift=None, inverse=False, *, check=True):
     (..., n, limbs), or (..., n) for one-word fields) or a prime int modulus (x (..., n), default
     shift hb.primitive_root(q)). Natural order in and out."""
     inverse = _check_flag(inverse, "inverse")
+    backend_for(x, "x")
     p, pf, default = _field_parts(x, field)
     shift = _check_shift(shift, p, default)
     if multi_limb(pf):
@@ -184,9 +186,9 @@ def lde(x, field, blowup, shift=None, *, check=True):
     blowup = _as_int(blowup, "blowup")
     if not is_power_of_two(blowup):
         raise ValueError(f"blowup must be a power of two >= 1, got {blowup}")
+    xp = backend_for(x, "x").xp
     p, pf, default = _field_parts(x, field)
     shift = _check_shift(shift, p, default)
-    xp = backend_for(x, "x").xp
     if multi_limb(pf):
         args = check_field_args(x.shape, x.dtype, pf)
         big = args.n * blowup

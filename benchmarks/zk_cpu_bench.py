@@ -1,0 +1,102 @@
+#!/usr/bin/env python
+"""CPU timings of the prime-field transforms (NumPy engine, hebatch/backend/cpu_zk.py).
+
+For each field and size: hb.ntt, hb.intt, hb.coset_ntt and hb.lde (blowup 2) on one vector of n
+random elements, wall clock, median of --repeats runs after one warm-up (the warm-up also builds
+the cached twiddle tables). Every forward result is checked at one random point against Horner's
+rule with Python ints, so a fast wrong answer cannot be recorded. Writes
+benchmarks/results/zk-cpu-<host>-<date>.json (and $OUT/<same name> when OUT is set).
+
+  python benchmarks/zk_cpu_bench.py                       # BN254, n = 2^10 .. 2^20
+  python benchmarks/zk_cpu_bench.py --fields bn254 bls12-381 --log-n 16 20 --repeats 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import json
+import os
+import pathlib
+import platform
+import random
+import statistics
+import sys
+import time
+
+import numpy as np
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:  # run from a source checkout without installing
+    sys.path.insert(0, str(ROOT))
+
+import hebatch as hb  # noqa: E402
+
+
+def random_elements(field, n):
+    rng = random.Random()
+    return field.to_limbs([rng.randrange(field.p) for _ in range(n)])
+
+
+def horner_check(field, x, X):
+    """X[k] == sum_j x[j] w^(jk) at one random k, with Python ints."""
+    n, p = x.shape[0], field.p
+    k = random.randrange(n)
+    z = pow(field.root_of_unity(n), k, p)
+    acc = 0
+    for c in reversed([int(v) for v in field.from_limbs(x)]):
+        acc = (acc * z + c) % p
+    if acc != field.from_limbs(X[k]):
+        raise AssertionError(f"{field.name} n={n}: NTT disagrees with Horner's rule at k={k}")
+
+
+def timed(fn, repeats):
+    fn()  # warm-up: twiddle tables
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--fields", nargs="+", default=["bn254"])
+    parser.add_argument("--log-n", nargs=2, type=int, default=[10, 20], metavar=("FROM", "TO"))
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    rows = []
+    print(f"{'field':<10} {'n':>8} {'ntt s':>9} {'intt s':>9} {'coset s':>9} {'lde(2) s':>9}")
+    for name in args.fields:
+        field = hb.field_by_name(name)
+        for log_n in range(args.log_n[0], args.log_n[1] + 1):
+            n = 2**log_n
+            x = random_elements(field, n)
+            X = hb.ntt(x, field)
+            horner_check(field, x, X)
+            row = {"field": field.name, "n": n,
+                   "ntt_s": timed(lambda: hb.ntt(x, field), args.repeats),
+                   "intt_s": timed(lambda: hb.intt(X, field), args.repeats),
+                   "coset_ntt_s": timed(lambda: hb.coset_ntt(x, field), args.repeats),
+                   "lde2_s": timed(lambda: hb.lde(X, field, 2), args.repeats) if 2 * n <= 2**field.two_adicity
+                   else None}
+            rows.append(row)
+            lde = "-" if row["lde2_s"] is None else f"{row['lde2_s']:9.4f}"
+            print(f"{field.name:<10} {'2^%d' % log_n:>8} {row['ntt_s']:9.4f} {row['intt_s']:9.4f} "
+                  f"{row['coset_ntt_s']:9.4f} {lde:>9}", flush=True)
+    host = platform.node() or "host"
+    result = {"host": host, "processor": platform.processor(), "cpus": os.cpu_count(),
+              "load_average": os.getloadavg(), "numpy": np.__version__, "date": _dt.date.today().isoformat(),
+              "repeats": args.repeats, "rows": rows}
+    name = f"zk-cpu-{host}-{result['date']}.json"
+    out_dir = ROOT / "benchmarks" / "results"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / name).write_text(json.dumps(result, indent=1))
+    if os.environ.get("OUT"):
+        (pathlib.Path(os.environ["OUT"]) / name).write_text(json.dumps(result, indent=1))
+    print(f"wrote benchmarks/results/{name}")
+
+
+if __name__ == "__main__":
+    main()
