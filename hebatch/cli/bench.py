@@ -1,4 +1,4 @@
-"""`hebatch bench ntt|bfv|dist|zk`: run a benchmark script of benchmarks/ and show its table."""
+"""`hebatch bench ntt|bfv|dist|zk|zk-cpu`: run a benchmark script of benchmarks/ and show its table."""
 
 from __future__ import annotations
 
@@ -15,12 +15,14 @@ from ..backend import gpu_available
 from .app import main
 from .common import CONTEXT, CleanErrorGroup, repo_root, status
 
-# benchmark name -> (script in benchmarks/, its flag for a quick run); each writes its JSON under $OUT
+# benchmark name -> (script in benchmarks/, its arguments for a quick run, whether it needs a GPU);
+# each script writes its JSON result under $OUT as well
 SCRIPTS = {
-    "ntt": ("ntt_bench.py", "--quick"),
-    "dist": ("dist_bench.py", "--quick"),
-    "bfv": ("bfv_bench.py", "--quick"),
-    "zk": ("zk_bench.py", "--quick"),
+    "ntt": ("ntt_bench.py", ["--quick"], True),
+    "dist": ("dist_bench.py", ["--quick"], True),
+    "bfv": ("bfv_bench.py", ["--quick"], True),
+    "zk": ("zk_bench.py", ["--quick"], True),
+    "zk-cpu": ("zk_cpu_bench.py", ["--log-n", "10", "14", "--repeats", "1"], False),
 }
 
 
@@ -39,12 +41,12 @@ def script_path(name: str) -> pathlib.Path:
 
 def run_script(name: str, quick: bool, extra: tuple[str, ...], as_json: bool, cpu_smoke: bool = False) -> int:
     path = script_path(name)
-    if not cpu_smoke and not gpu_available():
+    _, quick_args, needs_gpu = SCRIPTS[name]
+    if needs_gpu and not cpu_smoke and not gpu_available():
         raise RuntimeError(f"bench {name} needs a CUDA GPU with CuPy; none is visible")
-    quick_flag = SCRIPTS[name][1]
     command = [sys.executable, str(path)]
     if quick:
-        command.append(quick_flag)
+        command += quick_args
     with tempfile.TemporaryDirectory() as scratch:
         if cpu_smoke:  # a smoke run's numbers are not results: keep them out of benchmarks/results
             command += ["--cpu", "--out-dir", scratch]
@@ -94,6 +96,7 @@ def bench():
       hebatch bench dist --cases copy,large --max-gpus 2
       hebatch bench dist --cpu                 # smoke run on CPU workers, no GPU needed
       hebatch bench bfv --json > bfv.json
+      hebatch bench zk-cpu --quick             # CPU prime-field transforms, no GPU needed
     """
 
 
@@ -121,4 +124,11 @@ _bench_command("zk", """256-bit zk-field NTTs on the GPU (benchmarks/zk_bench.py
     \b
     Example:
       hebatch bench zk --quick
+    """, cpu_smoke=False)
+_bench_command("zk-cpu", """Prime-field NTTs, coset NTTs and LDEs on the CPU (benchmarks/zk_cpu_bench.py).
+
+    \b
+    Examples:
+      hebatch bench zk-cpu --quick
+      hebatch bench zk-cpu --fields bn254 bls12-381 --log-n 16 20
     """, cpu_smoke=False)
