@@ -16,7 +16,6 @@ from ..field import MAX_LOG_N, is_prime, primitive_root
 from .app import main
 from .common import NAMED_MODULI, json_option, report, status
 
-WIDE_FIELDS = ("bn254", "bls12-381", "bls12-377")  # 256-bit scalar fields: (..., n, 4) uint64 words
 FIELD_HELP = "goldilocks | babybear | bn254 | bls12-381 | bls12-377 | a prime below 2^64"
 
 
@@ -35,21 +34,18 @@ class ZkField:
 
 
 def resolve_field(text: str) -> ZkField:
-    """--field: a named field or a prime; ValueError naming the option otherwise."""
+    """--field: a named field (hb.field_by_name) or a prime below 2^64; ValueError naming the option otherwise."""
     key = text.strip().lower().replace("_", "-")
     if key in NAMED_MODULI:
         return ZkField(key, NAMED_MODULI[key], NAMED_MODULI[key], 1)
-    if key in WIDE_FIELDS or key.replace("-", "") in {f.replace("-", "") for f in WIDE_FIELDS}:
-        field_by_name = getattr(hb, "field_by_name", None)
-        if field_by_name is None:
-            raise ValueError(f"--field {text}: 256-bit fields need hebatch's zk fields (hb.field_by_name), "
-                             "which this installation lacks")
-        field = field_by_name(key)
-        return ZkField(field.name, int(field.p), field, int(field.limbs))
     try:
         q = int(key, 0)
     except ValueError:
-        raise ValueError(f"--field must be one of {FIELD_HELP}, got {text!r}") from None
+        try:
+            field = hb.field_by_name(key)
+        except ValueError:
+            raise ValueError(f"--field must be one of {FIELD_HELP}, got {text!r}") from None
+        return ZkField(field.name, int(field.p), field, int(field.limbs))
     if not 2 < q < 2**64 or not is_prime(q):
         raise ValueError(f"--field {q} must be a prime below 2^64")
     return ZkField(str(q), q, q, 1)
