@@ -139,7 +139,8 @@ def test_missing_config(tmp_path):
 
 
 def test_shipped_configs_load():
-    for name, kind in (("batch_ntt", "batch-ntt"), ("zk_ntt", "zk-ntt"), ("bfv_analytics", "bfv-analytics")):
+    for name, kind in (("batch_ntt", "batch-ntt"), ("zk_ntt", "zk-ntt"), ("zk_ntt_gpu", "zk-ntt"),
+                       ("bfv_analytics", "bfv-analytics")):
         assert load_config(f"workflows/{name}.toml")["job"]["kind"] == kind
 
 

@@ -136,6 +136,8 @@ def zk_case(field_name: str, log_n: int, inverse: bool, points: int, seed, devic
     rng = np.random.default_rng(seed)
     x = random_elements(field, 1 << log_n, rng)
     use_gpu = device != "cpu" and _worker_has_gpu()
+    if device == "gpu" and not use_gpu:
+        raise RuntimeError("cluster.device = 'gpu' but the worker sees no CUDA GPU with CuPy")
     data = x
     if use_gpu:
         import cupy
