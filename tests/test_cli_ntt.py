@@ -97,3 +97,15 @@ def test_existing_npy_output_needs_overwrite(tmp_path):
     assert_clean_failure(invoke(*args), "--overwrite")
     assert invoke(*args, "--overwrite").exit_code == 0
     assert np.array_equal(np.load(tmp_path / "out.npy"), hb.ntt(x, hb.GOLDILOCKS))
+
+
+def test_runs_on_a_given_scheduler(tmp_path):
+    from distributed import LocalCluster
+
+    x = _random(np.random.default_rng(), (6, 32), hb.GOLDILOCKS)
+    np.save(tmp_path / "in.npy", x)
+    with LocalCluster(n_workers=1, processes=False, dashboard_address=None) as running:
+        summary = last_json(invoke("ntt", tmp_path / "in.npy", tmp_path / "out.zarr", "-q", "goldilocks", "--chunk", 2,
+                                   "--scheduler", running.scheduler_address, "--json"))
+    assert summary["workers"] == 1 and summary["chunks_written"] == 3
+    assert np.array_equal(zarr.open_group(str(tmp_path / "out.zarr"), mode="r")["data"][:], hb.ntt(x, hb.GOLDILOCKS))

@@ -18,7 +18,7 @@ console = Console(stderr=True)
 
 # Errors of bad input or of the environment that the user can fix: shown as one line, no traceback.
 CLEAN_ERRORS = (ValueError, TypeError, FileNotFoundError, FileExistsError, NotADirectoryError, IsADirectoryError,
-                PermissionError, RuntimeError, ImportError, KeyError, NotImplementedError, ArithmeticError)
+                PermissionError, RuntimeError, ImportError, NotImplementedError, ArithmeticError)
 
 
 def one_line(error: BaseException) -> str:
