@@ -78,6 +78,13 @@ def test_bad_input_one_line(tmp_path, monkeypatch, args, words):
     assert_clean_failure(invoke("ntt", *args, "--dashboard", "none"), *words)
 
 
+def test_unreadable_inputs(tmp_path):
+    (tmp_path / "empty.zarr").mkdir()
+    (tmp_path / "text.npy").write_text("not an array")
+    assert_clean_failure(invoke("ntt", tmp_path / "empty.zarr", tmp_path / "o.npy", "-q", "goldilocks"), "Zarr")
+    assert_clean_failure(invoke("ntt", tmp_path / "text.npy", tmp_path / "o.npy", "-q", "goldilocks"), ".npy")
+
+
 def test_entries_above_modulus_fail_cleanly(tmp_path):
     x = np.full((4, 16), 2**40, dtype=np.uint64)
     np.save(tmp_path / "in.npy", x)

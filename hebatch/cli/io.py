@@ -29,17 +29,28 @@ def peek(path, *, component=None, name: str = "IN") -> tuple[tuple[int, ...], np
     if not os.path.exists(path):
         raise FileNotFoundError(f"{name} {path!r} does not exist")
     if kind == "npy":
-        header = np.load(path, mmap_mode="r")
+        header = _load_npy(path, name)
         return tuple(header.shape), header.dtype
     import zarr
 
-    node = zarr.open(store=path, mode="r")
+    try:
+        node = zarr.open(store=path, mode="r")
+    except (FileNotFoundError, ValueError, KeyError) as error:
+        raise ValueError(f"{name} {path!r} is not a Zarr array or group ({error})") from None
     if isinstance(node, zarr.Array):
         return tuple(node.shape), node.dtype
     array_name = component or "data"
     if array_name not in set(node.array_keys()):
         raise ValueError(f"{name} {path!r} has no array {array_name!r}")
     return tuple(node[array_name].shape), node[array_name].dtype
+
+
+def _load_npy(path: str, name: str):
+    """The header (memory-mapped array) of a .npy file; ValueError naming the argument if it is none."""
+    try:
+        return np.load(path, mmap_mode="r")
+    except ValueError as error:
+        raise ValueError(f"{name} {path!r} is not a .npy file of numbers ({error})") from None
 
 
 def _npy_rows(path: str, start: int, stop: int):
@@ -61,7 +72,7 @@ def open_batch(path, *, component=None, chunks=None, name: str = "IN") -> da.Arr
         return dist.from_zarr(path, component, chunks=chunks)
     if component is not None:
         raise ValueError(f"--component only applies to Zarr input, not to {path!r}")
-    header = np.load(path, mmap_mode="r")
+    header = _load_npy(path, name)
     if header.ndim < 1:
         raise ValueError(f"{name} {path!r} holds a 0-d array: a batch needs a batch axis")
     lengths = dist.batch_chunks(header.shape, header.dtype, chunks)
