@@ -1,7 +1,6 @@
 """Workflows: TOML configs run through `hebatch run`, their outputs and reports, and resuming."""
 
 import json
-import shutil
 
 import numpy as np
 import pytest

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import pathlib
-import time
 
 import click
 import dask.array as da

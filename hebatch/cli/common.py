@@ -60,7 +60,7 @@ def report(summary: dict, as_json: bool, title: str) -> None:
     Console().print(table)
 
 
-def status(message: str, as_json: bool = False) -> None:
+def status(message: str) -> None:
     """A progress line for people, on stderr."""
     console.print(message, highlight=False)
 

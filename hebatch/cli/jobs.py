@@ -205,7 +205,7 @@ def zk_ntt_job(config: dict, out_dir: pathlib.Path, device: str, client) -> dict
                                    pure=False)
             record = future.result()
         results.append(record)
-        _write_json(results_path, results)  # after each size: an interrupted run keeps what finished
+        write_json(results_path, results)  # after each size: an interrupted run keeps what finished
         if record["points_wrong"] or record["round_trip_exact"] is False:
             raise RuntimeError(f"zk NTT of 2^{log_n} over {field.name} failed verification")
     return {"field": field.name, "sizes": sizes, "computed": len(sizes) - skipped, "resumed": skipped,
@@ -245,7 +245,7 @@ def bfv_job(config: dict, out_dir: pathlib.Path, device: str) -> dict:
 KINDS = {"batch-ntt": BATCH_DEFAULTS, "zk-ntt": ZK_DEFAULTS, "bfv-analytics": BFV_DEFAULTS}
 
 
-def _write_json(path: pathlib.Path, value) -> None:
+def write_json(path: pathlib.Path, value) -> None:
     """Write JSON atomically (a reader never sees half a file, even after a crash)."""
     tmp = path.with_suffix(path.suffix + ".tmp")
     tmp.write_text(json.dumps(value, indent=2, default=str) + "\n")

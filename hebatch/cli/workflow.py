@@ -26,7 +26,7 @@ import click
 from .app import main
 from .clusteropts import job_cluster, worker_count
 from .common import CONTEXT, CleanErrorGroup, Timer, json_option, repo_root, report, status
-from .jobs import KINDS, _write_json
+from .jobs import KINDS, write_json
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -103,7 +103,7 @@ def run_workflow(path, *, output_dir=None, scheduler=None, workers=None, device=
                    "workers": worker_count(client), **summary, "job_seconds": timer.seconds,
                    "performance_report": os.fspath(out_dir / REPORT),
                    "finished": datetime.datetime.now().isoformat(timespec="seconds")}
-    _write_json(out_dir / "summary.json", summary)
+    write_json(out_dir / "summary.json", summary)
     return summary
 
 
