@@ -1,6 +1,7 @@
 """Workflows: TOML configs run through `hebatch run`, their outputs and reports, and resuming."""
 
 import json
+import shutil
 
 import numpy as np
 import pytest
@@ -176,3 +177,21 @@ def test_bfv_analytics_job_and_resume(tmp_path):
     summary = last_json(invoke("run", config, "--json"))
     assert summary["chunks_encrypted"] == 0 and summary["chunks_evaluated"] == 1 and "keygen_seconds" not in summary
     assert np.array_equal(np.load(out / "result.npy"), result)
+
+
+def test_batch_ntt_failed_chunk_then_rerun_finishes_only_it(tmp_path):
+    out, data = tmp_path / "out", tmp_path / "in.zarr"
+    config = _write(tmp_path, BATCH, out=out, data=data)
+    invoke("run", config)  # creates the dataset and the output
+    shutil.rmtree(out)
+    # Corrupt one input chunk (entries >= modulus): that chunk's task fails, every other one finishes.
+    group = zarr.open_group(str(data), mode="r+")
+    good = group["data"][8:12].copy()
+    group["data"][8:12] = np.uint64(2**63)
+    assert_clean_failure(invoke("run", config), "modulus")
+    assert dist.zarr_status(str(out / "ntt.zarr")) == (5, 6)
+    group["data"][8:12] = good  # the cause is fixed; the rerun computes the one missing chunk
+    summary = last_json(invoke("run", config, "--json"))
+    assert summary["chunks_written"] == 1 and summary["rows_wrong"] == 0
+    expected, got = _expected(data, out)
+    assert np.array_equal(got, expected)
