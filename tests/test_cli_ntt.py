@@ -17,12 +17,13 @@ def _random(rng, shape, moduli):
     return np.stack([rng.integers(0, q, size=(shape[0], shape[-1]), dtype=np.uint64) for q in moduli], axis=1)
 
 
-def test_npy_to_npy_goldilocks(tmp_path):
+def test_npy_to_npy_goldilocks_with_report(tmp_path):
     x = _random(np.random.default_rng(), (12, 64), hb.GOLDILOCKS)
     np.save(tmp_path / "in.npy", x)
     result = invoke("ntt", tmp_path / "in.npy", tmp_path / "out.npy", "--modulus", "goldilocks", "--chunk", 5,
-                    *FAST_CLUSTER, "--json")
+                    *FAST_CLUSTER, "--report", tmp_path / "report.html", "--json")
     summary = last_json(result)
+    assert "Dask Performance Report" in (tmp_path / "report.html").read_text()
     assert summary["elements"] == x.size and summary["chunks_total"] == 3
     assert np.array_equal(np.load(tmp_path / "out.npy"), hb.ntt(x, hb.GOLDILOCKS))
 

@@ -53,7 +53,7 @@ def test_batch_ntt_creates_dataset_runs_and_reports(tmp_path):
     expected, got = _expected(data, out)
     assert np.array_equal(got, expected)
     report = (out / "performance-report.html").read_text()
-    assert "<html" in report.lower() and "ntt" in report
+    assert "<html" in report.lower() and "Dask Performance Report" in report
     assert json.loads((out / "summary.json").read_text())["kind"] == "batch-ntt"
 
 

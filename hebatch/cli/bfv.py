@@ -327,7 +327,7 @@ def keygen(key_dir, preset, max_features, backend, as_json):
 @cluster_options
 @json_option
 def encrypt(in_path, ct_path, key_dir, chunk, overwrite, backend, scheduler, workers, device, threads_only, dashboard,
-            as_json):
+            report_path, as_json):
     """Encrypt a dataset IN (.npy or .zarr, (records, features) ints mod t) into a Zarr store CT.
 
     Each record becomes one ciphertext (its values in the first slots). Runs on the cluster chunk by
@@ -341,7 +341,7 @@ def encrypt(in_path, ct_path, key_dir, chunk, overwrite, backend, scheduler, wor
     kind_of(in_path, "IN")
     kind_of(ct_path, "CT")
     read_params(key_dir)
-    with job_cluster(scheduler, workers, device, threads_only, dashboard) as client:
+    with job_cluster(scheduler, workers, device, threads_only, dashboard, report_path) as client:
         summary = encrypt_dataset(in_path, ct_path, key_dir, chunk=chunk, backend=backend, overwrite=overwrite)
         summary["workers"] = worker_count(client)
     report(summary, as_json, "hebatch bfv encrypt")
@@ -358,7 +358,7 @@ def encrypt(in_path, ct_path, key_dir, chunk, overwrite, backend, scheduler, wor
 @cluster_options
 @json_option
 def evaluate(ct_path, out_path, key_dir, poly, square, mul_const, add_const, dot_with, chunk, overwrite, backend,
-             scheduler, workers, device, threads_only, dashboard, as_json):
+             scheduler, workers, device, threads_only, dashboard, report_path, as_json):
     """Evaluate a pipeline on the encrypted records of CT into OUT (a Zarr store), on the cluster.
 
     Steps run in this order: --poly, --square, --mul-const, --add-const, --dot-with. Only the public
@@ -373,7 +373,7 @@ def evaluate(ct_path, out_path, key_dir, poly, square, mul_const, add_const, dot
     options = pipeline_options(poly, square, mul_const, add_const, dot_with)
     kind_of(out_path, "OUT")
     read_params(key_dir)
-    with job_cluster(scheduler, workers, device, threads_only, dashboard) as client:
+    with job_cluster(scheduler, workers, device, threads_only, dashboard, report_path) as client:
         summary = evaluate_store(ct_path, out_path, key_dir, options, chunk=chunk, backend=backend,
                                  overwrite=overwrite)
         summary["workers"] = worker_count(client)
@@ -451,7 +451,7 @@ def run_pipeline_demo(work: pathlib.Path, *, preset, records, features, max_valu
 @cluster_options
 @json_option
 def demo(preset, records, features, max_value, poly, square, mul_const, add_const, dot_with, chunk, work_dir, seed,
-         backend, scheduler, workers, device, threads_only, dashboard, as_json):
+         backend, scheduler, workers, device, threads_only, dashboard, report_path, as_json):
     """Encrypt random records, evaluate a pipeline on the cluster, decrypt, and check every value
     against the same computation on plaintexts (default pipeline: --poly "3x^2+2x+1").
 
@@ -469,7 +469,7 @@ def demo(preset, records, features, max_value, poly, square, mul_const, add_cons
     bfv_module().Params.preset(preset)
     with tempfile.TemporaryDirectory() as scratch:
         work = pathlib.Path(work_dir or scratch)
-        with job_cluster(scheduler, workers, device, threads_only, dashboard) as client:
+        with job_cluster(scheduler, workers, device, threads_only, dashboard, report_path) as client:
             summary = run_pipeline_demo(work, preset=preset, records=records, features=features,
                                         max_value=max_value, options=options, chunk=chunk, backend=backend,
                                         seed=seed)

@@ -11,7 +11,7 @@ from .. import dist
 
 
 def cluster_options(f):
-    """--scheduler, --workers, --device, --threads-only, --dashboard."""
+    """--scheduler, --workers, --device, --threads-only, --dashboard, --report."""
     options = [
         click.option("--scheduler", metavar="ADDR", default=None, envvar=dist.SCHEDULER_ENV,
                      help=f"a running Dask scheduler (e.g. tcp://10.0.0.5:8786; env {dist.SCHEDULER_ENV}); "
@@ -24,6 +24,8 @@ def cluster_options(f):
                      help="CPU only: workers as threads of this process (quick start for small jobs)"),
         click.option("--dashboard", metavar="ADDR", default=":8787", show_default=True,
                      help="where the local cluster's dashboard listens; 'none' for no dashboard"),
+        click.option("--report", "report_path", metavar="FILE.html", type=click.Path(dir_okay=False), default=None,
+                     help="write a Dask performance report of the run there"),
     ]
     for option in reversed(options):
         f = option(f)
@@ -31,12 +33,15 @@ def cluster_options(f):
 
 
 @contextmanager
-def job_cluster(scheduler=None, workers=None, device="auto", threads_only=False, dashboard=":8787"):
-    """The distributed.Client of a command: the scheduler at `scheduler`, or a local cluster."""
+def job_cluster(scheduler=None, workers=None, device="auto", threads_only=False, dashboard=":8787", report_path=None):
+    """The distributed.Client of a command: the scheduler at `scheduler`, or a local cluster.
+
+    report_path: a Dask performance report (HTML) of everything run inside the block goes there.
+    """
     if scheduler:
         if workers is not None or threads_only:
             raise ValueError("--workers and --threads-only only apply to a local cluster, not with --scheduler")
-        with dist.cluster(scheduler) as client:
+        with dist.cluster(scheduler) as client, _reported(report_path):
             yield client
         return
     # Dask's size estimates of task results it cannot measure are not the user's concern.
@@ -47,8 +52,20 @@ def job_cluster(scheduler=None, workers=None, device="auto", threads_only=False,
     cluster_device = "cpu" if threads_only else device
     # A failed chunk reaches the command as one line; the workers' own error logs would repeat it.
     with dist.cluster(device=cluster_device, n_workers=workers, processes=not threads_only,
-                      dashboard_address=dashboard_address, silence_logs=logging.CRITICAL) as client:
+                      dashboard_address=dashboard_address, silence_logs=logging.CRITICAL) as client, \
+            _reported(report_path):
         yield client
+
+
+@contextmanager
+def _reported(report_path):
+    if report_path is None:
+        yield
+        return
+    from distributed import performance_report
+
+    with performance_report(filename=str(report_path)):
+        yield
 
 
 def worker_count(client) -> int:

@@ -60,7 +60,7 @@ def batch_ntt(in_path, out_path, modulus, *, negacyclic=False, inverse=False, al
 @cluster_options
 @json_option
 def ntt_command(in_path, out_path, modulus, negacyclic, inverse, algorithm, chunk, component, overwrite, no_progress,
-                scheduler, workers, device, threads_only, dashboard, as_json):
+                scheduler, workers, device, threads_only, dashboard, report_path, as_json):
     """Transform a batch (axis 0) from IN to OUT (.zarr or .npy each) on a Dask cluster.
 
     Every row along the last axis is one transform of n points (n a power of two); for RNS input the
@@ -73,11 +73,12 @@ def ntt_command(in_path, out_path, modulus, negacyclic, inverse, algorithm, chun
       hebatch ntt in.npy out.npy --modulus goldilocks
       hebatch ntt in.zarr out.zarr -q 1152921504606584833,1152921504598720513 --negacyclic --chunk 64
       hebatch ntt out.zarr back.zarr -q babybear --inverse --scheduler tcp://10.0.0.5:8786 --json
+      hebatch ntt in.zarr out.zarr -q goldilocks --workers 4 --report ntt-report.html
     """
     kind_of(out_path, "OUT")
     shape, dtype = peek(in_path, component=component, name="IN")
     check_transform_args(shape, dtype, modulus, negacyclic=negacyclic, algorithm=algorithm, name="IN")  # before any work
-    with job_cluster(scheduler, workers, device, threads_only, dashboard) as client:
+    with job_cluster(scheduler, workers, device, threads_only, dashboard, report_path) as client:
         summary = batch_ntt(in_path, out_path, modulus, negacyclic=negacyclic, inverse=inverse, algorithm=algorithm,
                             chunk=chunk, component=component, overwrite=overwrite, device=device,
                             progress=not no_progress)
