@@ -36,11 +36,25 @@ def as_matrix(values, n):
 
 def test_encode_decode_round_trip(small):
     params, ctx, _ = small
-    for shape in [(), (3,), (2, 2)]:
+    for shape in [(), (1,), (3,), (2, 2)]:
         v = slots(params, shape)
         pt = ctx.encode(v)
         assert pt.data.shape == shape + (params.n,) and int(pt.data.max()) < params.t
         assert np.array_equal(ctx.decode(pt), v)
+
+
+@pytest.mark.parametrize("shape", [(), (1,), (2, 1)])
+def test_batch_shapes_are_kept(small, shape):
+    params, ctx, keys = small
+    v = slots(params, shape)
+    pt = ctx.encode(v)
+    for ct in (ctx.encrypt(keys.public, pt), ctx.encrypt_symmetric(keys.secret, pt)):
+        assert ct.data.shape == shape + (2, len(params.q), params.n)
+        prod = ctx.multiply(ct, ct, keys.relin)
+        assert prod.data.shape == ct.data.shape
+        got = ctx.decode(ctx.decrypt(keys.secret, ctx.rotate(prod, 1)))
+        assert got.shape == v.shape
+        assert np.array_equal(got, np.roll(as_matrix(v * v % params.t, params.n), -1, axis=-1).reshape(v.shape))
 
 
 def test_encoding_is_the_slot_matrix_of_seal(small):
@@ -108,6 +122,10 @@ def test_multiply_relinearize(small):
     assert direct.size == 2 and np.array_equal(decrypted(ctx, keys, direct), v * w % t)
     assert (ctx.noise_budget(keys.secret, direct) > 0).all()
     assert (ctx.noise_budget(keys.secret, direct) < ctx.noise_budget(keys.secret, a)).all()
+    sq = ctx.multiply(a, a, keys.relin)  # the squaring path
+    assert np.array_equal(decrypted(ctx, keys, sq), v * v % t)
+    with pytest.raises(ValueError, match="do not broadcast"):
+        ctx.add(a, ctx.encrypt(keys.public, ctx.encode(slots(params, (2,)))))
     # a 3-component ciphertext adds to a 2-component one
     assert np.array_equal(decrypted(ctx, keys, ctx.add(c3, a)), (v * w + v) % t)
 
@@ -124,6 +142,20 @@ def test_rotations_follow_the_matrix_model(small):
     assert np.array_equal(got, matrix[..., ::-1, :])
     with pytest.raises(ValueError, match="no key for Galois element"):
         ctx.rotate(ct, 7, keys.galois)
+
+
+def test_rotations_composed_from_powers_of_two(small):
+    params = small[0]
+    ctx = bfv.Context(params, backend="cpu")
+    keys = ctx.keygen(rotations="pow2", columns=False)
+    assert len(keys.galois.elements) == 2 * ((params.n // 2).bit_length() - 1) - 1  # +-2^(log n - 2) coincide
+    v = slots(params, (2,))
+    ct = ctx.encrypt(keys.public, ctx.encode(v))
+    for k in (int(rng().integers(1, params.n // 2)), -int(rng().integers(1, params.n // 2)), 4):
+        got = as_matrix(decrypted(ctx, keys, ctx.rotate(ct, k, keys.galois)), params.n)
+        assert np.array_equal(got, np.roll(as_matrix(v, params.n), -k, axis=-1)), k
+    with pytest.raises(ValueError, match="pow2"):
+        ctx.keygen(rotations="all")
 
 
 def test_batches_broadcast_and_index(small):
@@ -204,3 +236,16 @@ def test_encode_rejects_bad_values(small):
         ctx.encode(np.zeros(params.n // 2, dtype=np.int64))
     with pytest.raises(TypeError, match="integer"):
         ctx.encode(np.zeros(params.n))
+
+
+def test_custom_single_limb_params():
+    """One q limb (the limb axis of size 1 must not be taken for a broadcast axis anywhere)."""
+    params = bfv.Params(n=4096, t=40961, q_bits=[54], special_bits=55)
+    ctx = bfv.Context(params, backend="cpu")
+    keys = ctx.keygen(rotations=[3])
+    v, w = slots(params, (2,)), slots(params, (2,))
+    a, b = ctx.encrypt(keys.public, ctx.encode(v)), ctx.encrypt_symmetric(keys.secret, ctx.encode(w))
+    assert a.data.shape == (2, 2, 1, params.n)
+    prod = ctx.rotate(ctx.multiply(a, b, keys.relin), 3)
+    want = np.roll(as_matrix(v * w % params.t, params.n), -3, axis=-1).reshape(v.shape)
+    assert np.array_equal(decrypted(ctx, keys, prod), want)

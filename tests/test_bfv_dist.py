@@ -63,3 +63,14 @@ def test_bfv_map_refuses_mixing(setup):
         dist.bfv_map(multiply_pair, ct, ctx.keygen(), params)
     with pytest.raises(TypeError, match="fn"):
         dist.bfv_map(None, ct, keys, params)
+
+
+def test_bfv_map_from_zarr(client, setup, tmp_path):  # noqa: F811
+    params, ctx, keys = setup
+    v = values(params, 4)
+    bfv.save_zarr(ctx.encrypt(keys.public, ctx.encode(v)), tmp_path / "ct.zarr", chunk=2)
+    X = dist.from_zarr(tmp_path / "ct.zarr")
+    Y = dist.bfv_map(square_plus_rotated, X, keys, params, backend="cpu")
+    out = bfv.Ciphertext(Y.compute(), params.fingerprint, keys.key_id)
+    rotated = np.roll(v.reshape(4, 2, -1), -1, axis=-1).reshape(4, -1)
+    assert np.array_equal(ctx.decode(ctx.decrypt(keys.secret, out)), (v * v + rotated) % params.t)

@@ -141,3 +141,13 @@ def test_mixing_keys_refused(setup):
             call()
     with pytest.raises(TypeError, match="Ciphertext"):
         ctx.add(a, ctx.encode(values(params, 1)))
+
+
+def test_malformed_objects_refused(setup):
+    params, ctx, keys = setup
+    ct = ctx.encrypt(keys.public, ctx.encode(values(params, 2)))
+    bad = bfv.Ciphertext(ct.data[..., : params.n // 2], params.fingerprint, keys.key_id)
+    with pytest.raises(ValueError, match="shape"):
+        ctx.add(bad, bad)
+    with pytest.raises(TypeError, match="uint64"):
+        ctx.negate(bfv.Ciphertext(ct.data.astype(np.int64), params.fingerprint, keys.key_id))

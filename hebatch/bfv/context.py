@@ -102,7 +102,16 @@ class Context:
         if not isinstance(obj, cls):
             raise TypeError(f"{name} must be a bfv.{cls.__name__}, got {type(obj).__name__}")
         check_fingerprint(obj.fingerprint, self.params, name)
-        return self.ops.asarray(obj.data)
+        data = self.ops.asarray(obj.data)
+        if data.dtype != np.uint64:
+            raise TypeError(f"{name}: data must be uint64, got {data.dtype}")
+        if cls is Ciphertext and (data.ndim < 3 or tuple(data.shape[-2:]) != (self.L, self.n)
+                                  or data.shape[-3] not in (2, 3)):
+            raise ValueError(f"{name}: ciphertext data must have shape (..., 2 or 3, L={self.L}, n={self.n}), "
+                             f"got {tuple(data.shape)}")
+        if cls is Plaintext and (data.ndim < 1 or data.shape[-1] != self.n):
+            raise ValueError(f"{name}: plaintext data must have shape (..., n={self.n}), got {tuple(data.shape)}")
+        return data
 
     @staticmethod
     def _same_key(*named):
@@ -112,6 +121,15 @@ class Context:
                 raise ValueError(f"{ids[0][0]} belongs to key {ids[0][1]} but {name} to key {key_id}: "
                                  "objects of different keys do not mix")
         return ids[0][1] if ids else None
+
+    @staticmethod
+    def _batch_shape(shape_a, shape_b, name_a, name_b):
+        """The broadcast batch shape of two operands, or a ValueError naming both."""
+        try:
+            return np.broadcast_shapes(tuple(shape_a), tuple(shape_b))
+        except ValueError:
+            raise ValueError(f"{name_a} (batch {tuple(shape_a)}) and {name_b} (batch {tuple(shape_b)}): "
+                             "batch shapes do not broadcast") from None
 
     def _ct(self, data, key_id):
         return Ciphertext(data, self.params.fingerprint, key_id)
@@ -128,7 +146,7 @@ class Context:
         j-th RNS gadget element ((Q/q_j) [(Q/q_j)^-1]_{q_j}: 1 mod q_j, 0 mod the other limbs)."""
         ops, qp, L, n = self.ops, self.qp, self.L, self.n
         a = ops.random_uniform((L, L + 1, n), qp)
-        e = ops.ntt(ops.from_signed(ops.random_gaussian((L, n), SIGMA), qp), qp)
+        e = ops.ntt(ops.from_signed(ops.random_gaussian((L, 1, n), SIGMA), qp), qp)
         b = ops.sub(e, ops.mul(a, s_ntt, qp), qp)
         p = self.params.special
         rows = []
@@ -139,15 +157,20 @@ class Context:
 
     def keygen(self, rotations=(), columns: bool = True) -> Keys:
         """Secret, public, relinearization and Galois keys (row rotations by each step in `rotations`,
-        and, unless columns=False, the column rotation). Secret ternary, errors Gaussian with sigma 3.2, all from the backend's
-        secure sources."""
+        and, unless columns=False, the column rotation). rotations="pow2" gives the steps +-2^i (as SEAL's
+        default), from which rotate composes any step. Secret ternary, errors Gaussian with sigma 3.2, all
+        from the backend's secure sources."""
+        if isinstance(rotations, str):
+            if rotations != "pow2":
+                raise ValueError(f"rotations must be a list of int steps or 'pow2', got {rotations!r}")
+            rotations = [sign << i for i in range((self.n // 2).bit_length() - 1) for sign in (1, -1)]
         if isinstance(rotations, (int, np.integer)) or any(not isinstance(k, (int, np.integer)) for k in rotations):
             raise TypeError(f"rotations must be a list of int steps, got {rotations!r}")
         steps = [int(k) for k in rotations]
         ops, q, qp, L, n, fp = self.ops, self.q, self.qp, self.L, self.n, self.params.fingerprint
-        s_ntt = ops.ntt(ops.from_signed(ops.random_ternary((n,)), qp), qp)
+        s_ntt = ops.ntt(ops.from_signed(ops.random_ternary((1, n)), qp), qp)
         a = ops.random_uniform((L, n), q)
-        e = ops.ntt(ops.from_signed(ops.random_gaussian((n,), SIGMA), q), q)
+        e = ops.ntt(ops.from_signed(ops.random_gaussian((1, n), SIGMA), q), q)
         pk0 = ops.neg(ops.add(ops.mul(a, s_ntt[:L], q), e, q), q)
         public_data = self.xp.stack([pk0, a])
         key_id = hashlib.sha256(ops.to_host(public_data).tobytes()).hexdigest()[:16]
@@ -203,8 +226,8 @@ class Context:
         pk = self._data(public, PublicKey, "public")
         m = self._data(pt, Plaintext, "pt")
         batch = tuple(m.shape[:-1])
-        u = ops.ntt(ops.from_signed(ops.random_ternary(batch + (n,)), q), q)
-        e = ops.from_signed(ops.random_gaussian(batch + (2, n), SIGMA), q)
+        u = ops.ntt(ops.from_signed(ops.random_ternary(batch + (1, n)), q), q)
+        e = ops.from_signed(ops.random_gaussian(batch + (2, 1, n), SIGMA), q)
         c = ops.add(ops.intt(ops.mul(u[..., None, :, :], pk, q), q), e, q)
         c[..., 0, :, :] = ops.add(c[..., 0, :, :], self._scaled(m), q)
         return self._ct(c, public.key_id)
@@ -216,8 +239,8 @@ class Context:
         m = self._data(pt, Plaintext, "pt")
         batch = tuple(m.shape[:-1])
         a = ops.random_uniform(batch + (L, n), q)
-        e = ops.from_signed(ops.random_gaussian(batch + (n,), SIGMA), q)
-        c0 = ops.sub(ops.add(e, self._scaled(m), q), ops.intt(ops.mul(ops.ntt(a, q), s, q), q), q)
+        e = ops.from_signed(ops.random_gaussian(batch + (1, n), SIGMA), q)
+        c0 = ops.sub(ops.add(e, self._scaled(m), q), ops.intt(ops.mul(ops.ntt(a, q), s, q), q), q)  # (..., L, n)
         return self._ct(self.xp.stack([c0, a], axis=-3), secret.key_id)
 
     def _phase(self, secret: SecretKey, ct: Ciphertext):
@@ -266,6 +289,7 @@ class Context:
     def _pair(self, a, b, name_a="a", name_b="b"):
         da, db = self._data(a, Ciphertext, name_a), self._data(b, Ciphertext, name_b)
         key_id = self._same_key((name_a, a), (name_b, b))
+        self._batch_shape(da.shape[:-3], db.shape[:-3], name_a, name_b)
         ka, kb = da.shape[-3], db.shape[-3]
         if ka != kb:  # pad the shorter with zero components
             pad = lambda d, k: self.xp.concatenate(
@@ -291,6 +315,7 @@ class Context:
         """a + pt (slot-wise)."""
         c = self._data(a, Ciphertext, "a")
         m = self._data(pt, Plaintext, "pt")
+        self._batch_shape(c.shape[:-3], m.shape[:-1], "a", "pt")
         c0 = self.ops.add(c[..., 0, :, :], self._scaled(m), self.q)
         rest = self.xp.broadcast_to(c[..., 1:, :, :], c0.shape[:-2] + (c.shape[-3] - 1,) + c.shape[-2:])
         parts = [c0[..., None, :, :], rest]
@@ -307,6 +332,7 @@ class Context:
         ops, q = self.ops, self.q
         c = self._data(a, Ciphertext, "a")
         m = self._data(pt, Plaintext, "pt")
+        self._batch_shape(c.shape[:-3], m.shape[:-1], "a", "pt")
         m_ntt = ops.ntt(ops.centered_lift(m[..., None, :], self.t, q), q)
         out = ops.intt(ops.mul(ops.ntt(c, q), m_ntt[..., None, :, :], q), q)
         return self._ct(out, a.key_id)
@@ -350,12 +376,18 @@ class Context:
         ops, xp, q = self.ops, self.xp, self.q
         bsk = self._behz[2]
         full = q + bsk
-        shape = np.broadcast_shapes(da.shape, db.shape)
-        x = xp.concatenate([xp.broadcast_to(da, shape), xp.broadcast_to(db, shape)], axis=-3)  # (..., 4, L, n)
-        x_full = ops.ntt(xp.concatenate([x, self._extend_to_bsk(x)], axis=-2), full)
-        a0, a1, b0, b1 = (x_full[..., k, :, :] for k in range(4))
-        d = xp.stack([ops.mul(a0, b0, full), ops.mul_add(a0, b1, ops.mul(a1, b0, full), full),
-                      ops.mul(a1, b1, full)], axis=-3)
+        if a is b:  # squaring: extend and transform one ciphertext; d1 = 2 a0 a1
+            x_full = ops.ntt(xp.concatenate([da, self._extend_to_bsk(da)], axis=-2), full)
+            a0, a1 = x_full[..., 0, :, :], x_full[..., 1, :, :]
+            cross = ops.mul(a0, a1, full)
+            d = xp.stack([ops.mul(a0, a0, full), ops.add(cross, cross, full), ops.mul(a1, a1, full)], axis=-3)
+        else:
+            shape = np.broadcast_shapes(da.shape, db.shape)
+            x = xp.concatenate([xp.broadcast_to(da, shape), xp.broadcast_to(db, shape)], axis=-3)  # (..., 4, L, n)
+            x_full = ops.ntt(xp.concatenate([x, self._extend_to_bsk(x)], axis=-2), full)
+            a0, a1, b0, b1 = (x_full[..., k, :, :] for k in range(4))
+            d = xp.stack([ops.mul(a0, b0, full), ops.mul_add(a0, b1, ops.mul(a1, b0, full), full),
+                          ops.mul(a1, b1, full)], axis=-3)
         d = ops.intt(d, full)
         ct = self._ct(self._scale_down(d[..., :self.L, :], d[..., self.L:, :]), key_id)
         return self.relinearize(ct, relin_key) if relin_key is not None else ct
@@ -408,17 +440,32 @@ class Context:
             raise ValueError("ct: rotations need 2-component ciphertexts: relinearize first")
         if galois_elt == 1:
             return self._ct(c.copy(), key_id)
-        ksk = keys_data[galois_keys.elements.index(galois_elt)] if galois_elt in galois_keys.elements else \
-            galois_keys.key_for(galois_elt)
+        if galois_elt not in galois_keys.elements:
+            galois_keys.key_for(galois_elt)  # raises, naming the missing key
+        ksk = keys_data[galois_keys.elements.index(galois_elt)]
         moved = self.ops.automorphism(c, galois_elt, self.q, ntt_form=False)
         switched = self._key_switch(moved[..., 1, :, :], ksk)
         c0 = self.ops.add(moved[..., 0, :, :], switched[..., 0, :, :], self.q)
         return self._ct(self.xp.stack([c0, switched[..., 1, :, :]], axis=-3), key_id)
 
     def rotate(self, ct: Ciphertext, k: int, galois_keys: GaloisKeys | None = None) -> Ciphertext:
-        """Rotate each row of the 2 x n/2 slot matrix left by k (right for k < 0). Needs the Galois key of
-        step k (keygen(rotations=[k])); default keys: those of the last keygen."""
-        return self.apply_galois(ct, self.galois_element(k), galois_keys)
+        """Rotate each row of the 2 x n/2 slot matrix left by k (right for k < 0). Uses the Galois key of
+        step k if there is one, else composes the step from the keys of steps 2^i (keygen(rotations="pow2"));
+        default keys: those of the last keygen."""
+        galois_keys = galois_keys if galois_keys is not None else self._default_keys("galois_keys").galois
+        self._data(galois_keys, GaloisKeys, "galois_keys")
+        self._same_key(("ct", ct), ("galois_keys", galois_keys))
+        elt = self.galois_element(k)
+        if elt == 1 or elt in galois_keys.elements:
+            return self.apply_galois(ct, elt, galois_keys)
+        half = self.n // 2
+        k = int(k) % half
+        parts = [1 << i for i in range(half.bit_length()) if k >> i & 1]
+        if not all(self.galois_element(p) in galois_keys.elements for p in parts):
+            galois_keys.key_for(elt)  # raises, naming the missing key
+        for p in parts:
+            ct = self.apply_galois(ct, self.galois_element(p), galois_keys)
+        return ct
 
     def rotate_columns(self, ct: Ciphertext, galois_keys: GaloisKeys | None = None) -> Ciphertext:
         """Swap the two rows of the slot matrix."""

@@ -45,7 +45,7 @@ def _bfv_task(*blocks, fn, payload, label, block_info=None):
         raise TypeError(f"{label}: the key payload did not arrive (got {type(payload).__name__})")
     ctx = worker_context(payload.params, payload.backend)
     fingerprint, key_id = payload.params.fingerprint, payload.keys.key_id
-    cts = [scheme.Ciphertext(ctx.ops.asarray(np.ascontiguousarray(b)), fingerprint, key_id) for b in blocks]
+    cts = [scheme.Ciphertext(ctx.ops.asarray(b), fingerprint, key_id) for b in blocks]
     try:
         out = fn(ctx, payload.keys, *cts)
     except (ValueError, TypeError) as exc:  # name the chunk; the original stays the cause
