@@ -330,27 +330,31 @@ class PrimeField:
         """Python ints (an int, nested lists or an integer/object array), each 0 <= v < p ->
         uint64 array of shape (..., limbs), little-endian limbs, standard form."""
         obj = np.array(values, dtype=object)
-        flat = obj.reshape(-1)
+        flat = obj.reshape(-1).tolist()
         for v in flat:
             if isinstance(v, bool) or not hasattr(v, "__index__"):
                 raise TypeError(f"values must be integers, got {type(v).__name__} {v!r}")
-        ints = np.array([int(v) for v in flat] + [0], dtype=object)[:-1].reshape(obj.shape)
-        if flat.size and (bool((ints < 0).any()) or bool((ints >= self.p).any())):
+        ints = [v.__index__() for v in flat]
+        if ints and (min(ints) < 0 or max(ints) >= self.p):
             raise ValueError(f"values must be elements of {self.name}: 0 <= v < p")
-        out = np.empty(obj.shape + (self.limbs,), dtype=np.uint64)
-        for k in range(self.limbs):
-            out[..., k] = np.asarray((ints >> (LIMB_BITS * k)) & _LIMB_MASK, dtype=object).astype(np.uint64)
-        return out
+        width = 8 * self.limbs  # little-endian bytes = little-endian 64-bit limbs
+        raw = b"".join(v.to_bytes(width, "little") for v in ints)
+        words = np.frombuffer(raw, dtype="<u8").astype(np.uint64)
+        return words.reshape(obj.shape + (self.limbs,))
 
     def from_limbs(self, arr):
         """uint64 array (..., limbs) -> object array (...) of Python ints (a Python int for one element)."""
         a = np.asarray(arr)
         if a.ndim < 1 or a.shape[-1] != self.limbs:
             raise ValueError(f"arr must have a last axis of {self.limbs} limbs, got shape {a.shape}")
-        total = np.zeros(a.shape[:-1], dtype=object)
-        for k in range(self.limbs):
-            total = total + (a[..., k].astype(object) << (LIMB_BITS * k))
-        return int(total) if a.ndim == 1 else total
+        raw = np.ascontiguousarray(a, dtype="<u8").tobytes()
+        width = 8 * self.limbs
+        values = [int.from_bytes(raw[i:i + width], "little") for i in range(0, len(raw), width)]
+        if a.ndim == 1:
+            return values[0]
+        out = np.empty(len(values), dtype=object)
+        out[:] = values
+        return out.reshape(a.shape[:-1])
 
     def to_montgomery(self, arr):
         """Standard-form limb array -> Montgomery form (a * R mod p), same shape."""

@@ -220,7 +220,8 @@ def test_orders(field, negacyclic):
             assert (back == src).all()
 
 
-@pytest.mark.parametrize("modulus", [hb.GOLDILOCKS, hb.BABYBEAR, GOLDILOCKS_FIELD], ids=["goldilocks", "babybear", "gl-field"])
+@pytest.mark.parametrize("modulus", [hb.GOLDILOCKS, hb.BABYBEAR, GOLDILOCKS_FIELD],
+                         ids=["goldilocks", "babybear", "gl-field"])
 def test_orders_one_word(modulus):
     q = modulus.p if isinstance(modulus, hb.PrimeField) else modulus
     n = 64
@@ -435,3 +436,40 @@ def test_coset_and_lde_refuse_non_arrays():
         hb.coset_ntt([1, 2], hb.BN254_FR)
     with pytest.raises(TypeError, match="x must be a NumPy or CuPy array"):
         hb.lde([1, 2], hb.GOLDILOCKS, 2)
+
+
+@pytest.mark.parametrize("chunk", [1, 4, 8])
+def test_slab_boundaries(monkeypatch, chunk):
+    """Tiny slabs: every stage splits into many slabs, some cutting one group of butterflies."""
+    from hebatch.backend import cpu_zk
+
+    monkeypatch.setattr(cpu_zk, "CHUNK", chunk)
+    field, n, p = hb.BLS12_377_FR, 32, hb.BLS12_377_FR.p
+    x = rand_limbs(field, (2, n))
+    rows = [ints(field, x[i]) for i in range(2)]
+    w = field.root_of_unity(n)
+    X = hb.ntt(x, field)
+    assert [ints(field, X[i]) for i in range(2)] == [naive_dft(r, w, p) for r in rows]
+    assert (hb.intt(X, field) == x).all()
+    shift = rng.randrange(1, p)
+    got = hb.coset_ntt(x, field, shift)
+    assert ints(field, got[1]) == _coset_oracle(rows[1], shift, w, n, p)
+
+
+def test_ntt_2_15_against_horner():
+    field, n = hb.BN254_FR, 2**15  # the first stages split single groups into slabs
+    p = field.p
+    x = rand_limbs(field, (n,))
+    coeffs = ints(field, x)
+    X = hb.ntt(x, field, output_order="bitrev")
+    w = field.root_of_unity(n)
+    br = bitrev_indices(15)
+    for i in [0, 1, rng.randrange(n)]:
+        assert field.from_limbs(X[i]) == horner(coeffs, pow(w, int(br[i]), p), p)
+    assert (hb.intt(X, field, input_order="bitrev") == x).all()
+
+
+def test_empty_batch():
+    x = np.zeros((0, 8, 4), dtype=np.uint64)
+    assert hb.ntt(x, hb.BN254_FR).shape == (0, 8, 4)
+    assert hb.coset_ntt(x, hb.BN254_FR).shape == (0, 8, 4)

@@ -52,7 +52,13 @@ _FIELD_GPU = None
 def field_ntt_for(x, name: str = "x"):
     """The multi-limb prime-field transform engine for x's array type: `cpu_zk.NumpyFieldNTT` for
     NumPy arrays, `gpu_zk.CupyFieldNTT` (imported on first use) for CuPy arrays. Both take
-    (batch, n, limbs) uint64 arrays in standard form and offer forward, inverse and scale_by_powers."""
+    (batch, n, limbs) uint64 arrays in standard form and offer
+        forward(x, field, root, input_order, output_order)   # X[k] = sum_j x[j] root^(jk)
+        inverse(y, field, root, input_order, output_order)   # its exact inverse (root^-1, times n^-1)
+        scale_by_powers(x, field, base)                      # x[:, j] * base^j (coset shifts)
+    with orders "natural" or "bitrev", arguments already validated; optionally
+        twiddle_grid(x, field, root, row0, col0, row_step, col_step)  # 4-step twiddles, (rows, cols, limbs)
+    which dist.ntt_large uses (without it, the block is multiplied on the host)."""
     global _FIELD_CPU, _FIELD_GPU
     if _CPU.owns(x):
         if _FIELD_CPU is None:

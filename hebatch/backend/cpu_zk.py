@@ -240,7 +240,7 @@ def _ct_stage(a, ops: FieldDigits, tw, m):
     for g0, g1, t0, t1 in _stage_slabs(batch * m, t):
         u = v[:, g0:g1, 0, t0:t1].reshape(d, -1)
         w = v[:, g0:g1, 1, t0:t1].reshape(d, -1)
-        wt = ops.mont_mul(w, _slab_twiddles(tw, g0, g1, m, t1 - t0))
+        wt = w if m == 1 else ops.mont_mul(w, _slab_twiddles(tw, g0, g1, m, t1 - t0))  # stage 0: w^0 = 1
         shape = (d, g1 - g0, t1 - t0)
         total, diff = ops.add(u, wt), ops.sub(u, wt)  # both before writing: u may be a view of a
         v[:, g0:g1, 0, t0:t1] = total.reshape(shape)

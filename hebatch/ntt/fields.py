@@ -20,7 +20,6 @@ from .validate import (
     FieldArgs,
     _as_int,
     _check_flag,
-    check_field,
     check_field_args,
     check_field_entries,
     check_entries,
@@ -122,7 +121,8 @@ def _field_parts(x, field, name="field"):
     if isinstance(field, PrimeField):
         return field.p, field, field.generator
     if isinstance(field, (bool, np.bool_)) or not isinstance(field, (int, np.integer)):
-        raise TypeError(f"{name} must be a hb.PrimeField or a prime modulus (int), got {type(field).__name__} {field!r}")
+        raise TypeError(f"{name} must be a hb.PrimeField or a prime modulus (int), "
+                        f"got {type(field).__name__} {field!r}")
     q = int(field)
     check_transform_args(x.shape, x.dtype, q)  # names any rule q or x breaks
     return q, None, primitive_root(q)
