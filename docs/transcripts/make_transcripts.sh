@@ -44,6 +44,7 @@ run() {
   shown=${shown# }
   shown=${shown/#hb /hebatch }
   shown=${shown//"$PYTHON"/python}
+  shown=${shown//"python -m hebatch.cli"/hebatch}
   echo "running: $shown" >&2
   {
     echo "## $title"
@@ -68,6 +69,7 @@ run "Demo batch (what make demo runs)" hb demo --log-n 12 --limbs 4 --batch 64
 import numpy as np, hebatch as hb
 rng = np.random.default_rng()
 np.save("batch.npy", rng.integers(0, hb.GOLDILOCKS, size=(512, 4096), dtype=np.uint64))
+np.save("big.npy", rng.integers(0, hb.GOLDILOCKS, size=(4096, 4096), dtype=np.uint64))
 q = hb.ntt_primes(60, 2**12, 3)
 np.save("rns.npy", np.stack([rng.integers(0, p, size=(256, 4096), dtype=np.uint64) for p in q], axis=1))
 open("moduli.txt", "w").write(",".join(map(str, q)))
@@ -76,6 +78,8 @@ np.savetxt("weights.txt", [[3, 1, 4, 1, 5, 9, 2, 6]], fmt="%d")
 PY
 run "Batch NTT: .npy in, Zarr out, on a local cluster" hb ntt batch.npy batch.ntt.zarr --modulus goldilocks --chunk 64 --workers 2
 run "Rerun: the Zarr output is complete, nothing is recomputed" hb ntt batch.npy batch.ntt.zarr --modulus goldilocks --chunk 64 --workers 2
+run "Ctrl-C in the middle of a job (here SIGINT after 5 s, sent by timeout)" timeout -s INT 5 "${HEBATCH[@]}" ntt big.npy big.ntt.zarr --modulus goldilocks --chunk 32 --workers 2
+run "Rerun after Ctrl-C: only the chunks that were not finished are computed" hb ntt big.npy big.ntt.zarr --modulus goldilocks --chunk 32 --workers 2
 run "Inverse back to .npy (JSON summary for scripts)" hb ntt batch.ntt.zarr back.npy --modulus goldilocks --inverse --workers 2 --json
 run "Round trip check" "$PYTHON" -c "import numpy as np; print('round trip exact:', np.array_equal(np.load('batch.npy'), np.load('back.npy')))"
 run "RNS limbs, negacyclic" hb ntt rns.npy rns.ntt.npy --modulus "$(cat moduli.txt)" --negacyclic --workers 2

@@ -14,6 +14,7 @@ import hebatch as hb
 
 from ..backend import gpu_available
 from .app import main
+from .clusteropts import local_cluster
 from .common import console, json_option, report
 
 
@@ -27,7 +28,8 @@ from .common import console, json_option, report
 @click.option("--nvlink", is_flag=True, help="UCX over NVLink between GPUs (needs --protocol ucx or ucxx)")
 @click.option("--scheduler-port", type=click.IntRange(0, 65535), default=0, show_default=True,
               help="port of the scheduler (0: any free port)")
-@click.option("--dashboard", metavar="ADDR", default=":8787", show_default=True, help="dashboard address")
+@click.option("--dashboard", metavar="ADDR", default=":8787", show_default=True,
+              help="dashboard address; 'none' for no dashboard")
 @click.option("--seconds", type=click.FloatRange(0), default=None, hidden=True,
               help="stop after this many seconds instead of waiting for Ctrl-C")
 @json_option
@@ -43,13 +45,12 @@ def cluster_command(cpu, workers, threads, protocol, nvlink, scheduler_port, das
       hebatch cluster --protocol ucx --nvlink      # GPUs talking over NVLink
       hebatch cluster --json                       # addresses as JSON (for scripts), then wait
     """
-    from .. import dist
-
     stop = threading.Event()
+    dashboard = None if str(dashboard).lower() == "none" else dashboard
     options = {"device": "cpu" if cpu else "auto", "n_workers": workers, "threads_per_worker": threads,
                "protocol": protocol, "enable_nvlink": nvlink, "dashboard_address": dashboard,
                "scheduler_port": scheduler_port, "verbose": False}
-    with dist.cluster(**options) as client:
+    with local_cluster(**options) as client:
         info = client.scheduler_info(n_workers=-1)
         summary = {
             "scheduler": info["address"],

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import signal
+import threading
 from contextlib import contextmanager
 
 import click
@@ -33,6 +36,24 @@ def cluster_options(f):
 
 
 @contextmanager
+def local_cluster(**options):
+    """dist.cluster(**options), its worker processes started with Ctrl-C ignored (an ignored signal
+    stays ignored in a child process): Ctrl-C then reaches this process alone, which closes the
+    cluster in order instead of every worker printing its own KeyboardInterrupt."""
+    main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if main_thread else None
+    try:
+        started = dist.cluster(**options)
+        client = started.__enter__()
+    finally:
+        if main_thread:
+            signal.signal(signal.SIGINT, previous)
+    with contextlib.ExitStack() as stack:
+        stack.push(started)
+        yield client
+
+
+@contextmanager
 def job_cluster(scheduler=None, workers=None, device="auto", threads_only=False, dashboard=":8787", report_path=None):
     """The distributed.Client of a command: the scheduler at `scheduler`, or a local cluster.
 
@@ -51,8 +72,8 @@ def job_cluster(scheduler=None, workers=None, device="auto", threads_only=False,
     dashboard_address = None if str(dashboard).lower() == "none" else dashboard
     cluster_device = "cpu" if threads_only else device
     # A failed chunk reaches the command as one line; the workers' own error logs would repeat it.
-    with dist.cluster(device=cluster_device, n_workers=workers, processes=not threads_only,
-                      dashboard_address=dashboard_address, silence_logs=logging.CRITICAL) as client, \
+    with local_cluster(device=cluster_device, n_workers=workers, processes=not threads_only,
+                       dashboard_address=dashboard_address, silence_logs=logging.CRITICAL) as client, \
             _reported(report_path):
         yield client
 
