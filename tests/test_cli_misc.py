@@ -100,3 +100,20 @@ def test_one_line_for_multi_line_errors():
 
 def test_entry_point_object():
     assert main.name == "main" or callable(main)
+
+
+def _sigint_handler():
+    import signal
+
+    return signal.getsignal(signal.SIGINT) == signal.SIG_IGN
+
+
+def test_local_cluster_workers_ignore_ctrl_c():
+    import signal
+
+    from hebatch.cli.clusteropts import local_cluster
+
+    before = signal.getsignal(signal.SIGINT)
+    with local_cluster(device="cpu", n_workers=1, processes=True, dashboard_address=None, verbose=False) as client:
+        assert signal.getsignal(signal.SIGINT) == before  # this process still takes Ctrl-C
+        assert list(client.run(_sigint_handler).values()) == [True]
