@@ -33,6 +33,23 @@ def test_wide_random_elements_are_reduced_and_spread():
     assert len(set(values)) == 4096
 
 
+@pytest.mark.parametrize("field", ["goldilocks", "babybear", "bn254"])
+@pytest.mark.parametrize("inverse", [False, True])
+def test_coset_verified(field, inverse):
+    args = ["zk-ntt", "--log-n", 9, "--field", field, "--coset", "--verify", "--device", "cpu", "--json"]
+    summary = last_json(invoke(*args, *(["--inverse"] if inverse else [])))
+    assert summary["coset"] is True and summary["points_wrong"] == 0 and summary["round_trip_exact"] is True
+
+
+def test_coset_output_is_not_the_plain_transform():
+    field = resolve_field("goldilocks")
+    rng = np.random.default_rng()
+    x = random_elements(field, 64, rng)
+    y = hb.coset_ntt(x, field.argument)
+    assert check_points(x, y, field, inverse=False, points=4, rng=rng, coset=True) == []
+    assert len(check_points(x, y, field, inverse=False, points=4, rng=rng)) > 0
+
+
 def test_spread_over_workers_verified():
     summary = last_json(invoke("zk-ntt", "--log-n", 12, "--workers", 2, "--verify", "--device", "cpu", "--json"))
     assert summary["workers"] == 2 and summary["points_wrong"] == 0 and summary["round_trip_exact"]
@@ -59,6 +76,7 @@ def test_horner_matches_naive_sum():
     (("--field", "91"), ["prime"]),
     (("--field", "97", "--log-n", "10"), ["root of unity"]),
     (("--field", "babybear", "--log-n", "28", "--workers", "1", "--scheduler", "tcp://127.0.0.1:1"), []),
+    (("--log-n", "10", "--coset", "--workers", "2"), ["--coset"]),
 ])
 def test_bad_input(args, words):
     assert_clean_failure(invoke("zk-ntt", *args), *words)

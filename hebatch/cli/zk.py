@@ -99,19 +99,30 @@ def horner(coefficients: list[int], point: int, q: int) -> int:
     return acc
 
 
-def check_points(x: np.ndarray, y: np.ndarray, field: ZkField, *, inverse: bool, points: int, rng) -> list[int]:
-    """Indices k where y differs from exact evaluation of x at w^k (forward) or from n^-1 * x(w^-k)."""
+def coset_shift(field: ZkField) -> int:
+    """The default coset shift of hb.coset_ntt: the field's generator (hb.primitive_root(q) for a prime)."""
+    generator = getattr(field.argument, "generator", None)
+    return int(generator) if generator is not None else primitive_root(field.modulus)
+
+
+def check_points(x: np.ndarray, y: np.ndarray, field: ZkField, *, inverse: bool, points: int, rng,
+                 coset: bool = False) -> list[int]:
+    """Indices k where y differs from exact evaluation: forward, y[k] = x(s w^k) (s = 1, or the coset
+    shift); inverse, y[k] = n^-1 s^-k x(w^-k)."""
     q, n = field.modulus, x.shape[0]
     w = transform_root(field, n)
+    s = coset_shift(field) if coset else 1
     if inverse:
         w = pow(w, -1, q)
     scale = pow(n, -1, q) if inverse else 1
-    coefficients, got = as_ints(x, field), None
+    coefficients = as_ints(x, field)
     wrong = []
     for k in sorted({int(v) for v in rng.integers(0, n, size=points)} | {0}):
-        expected = horner(coefficients, pow(w, k, q), q) * scale % q
-        got = as_ints(y[k:k + 1], field)[0]
-        if got != expected:
+        if inverse:
+            expected = horner(coefficients, pow(w, k, q), q) * scale * pow(s, -k, q) % q
+        else:
+            expected = horner(coefficients, s * pow(w, k, q) % q, q)
+        if as_ints(y[k:k + 1], field)[0] != expected:
             wrong.append(k)
     return wrong
 
@@ -123,7 +134,9 @@ def _sync(a):
         cupy.cuda.get_current_stream().synchronize()
 
 
-def _transform(x, field: ZkField, inverse: bool):
+def _transform(x, field: ZkField, inverse: bool, coset: bool = False):
+    if coset:
+        return hb.coset_ntt(x, field.argument, inverse=inverse)
     return hb.ntt(x, field.argument, inverse=inverse)
 
 
@@ -132,6 +145,7 @@ def _transform(x, field: ZkField, inverse: bool):
               help="log2 of the transform size (zk sizes: 20..28)")
 @click.option("--field", "field_name", default="goldilocks", show_default=True, metavar="FIELD", help=FIELD_HELP)
 @click.option("--inverse", is_flag=True, help="inverse transform (scaled by n^-1)")
+@click.option("--coset", is_flag=True, help="evaluate on the coset g*H (hb.coset_ntt; g the field's generator)")
 @click.option("--verify", is_flag=True, help="check random points against exact Horner evaluation, and the round trip")
 @click.option("--points", type=click.IntRange(1, 64), default=3, show_default=True, help="points checked by --verify")
 @click.option("--workers", type=click.IntRange(1, 1024), default=None,
@@ -142,8 +156,8 @@ def _transform(x, field: ZkField, inverse: bool):
               help="timed runs (the median is reported); a warm-up run comes first on GPUs and when > 1")
 @click.option("--seed", type=int, default=None, help="seed of the random input (default: fresh)")
 @json_option
-def zk_ntt(log_n, field_name, inverse, verify, points, workers, scheduler, device, repeats, seed, as_json):
-    """One NTT of 2^LOG_N random field elements, timed; on one device or spread over workers.
+def zk_ntt(log_n, field_name, inverse, coset, verify, points, workers, scheduler, device, repeats, seed, as_json):
+    """One NTT (or coset NTT) of 2^LOG_N random field elements, timed; on one device or over workers.
 
     \b
     Examples:
@@ -151,6 +165,7 @@ def zk_ntt(log_n, field_name, inverse, verify, points, workers, scheduler, devic
       hebatch zk-ntt --log-n 24 --field babybear --inverse --device gpu --repeats 5
       hebatch zk-ntt --log-n 22 --field 18446744069414584321 --workers 2 --json
       hebatch zk-ntt --log-n 20 --field bn254 --verify
+      hebatch zk-ntt --log-n 20 --field bls12-381 --coset --verify
     """
     field = resolve_field(field_name)
     use_gpu = device != "cpu" and gpu_available()
@@ -160,25 +175,27 @@ def zk_ntt(log_n, field_name, inverse, verify, points, workers, scheduler, devic
     n = 1 << log_n
     if (field.modulus - 1) % n:
         raise ValueError(f"--log-n {log_n}: the field {field.name} has no root of unity of order 2^{log_n}")
+    if spread and coset:
+        raise ValueError("--coset runs on one device; it cannot be combined with --workers or --scheduler")
     if spread and n < 16:
         raise ValueError(f"--log-n {log_n}: a transform spread over workers needs at least 2^4 points")
     rng = np.random.default_rng(seed)
     x = random_elements(field, n, rng)
-    summary = {"field": field.name, "log_n": log_n, "n": n, "inverse": inverse,
+    summary = {"field": field.name, "log_n": log_n, "n": n, "inverse": inverse, "coset": coset,
                "device": "gpu" if use_gpu else "cpu"}
     if spread:
         y, seconds, extra = _run_spread(x, field, inverse, workers, scheduler, device, repeats)
         summary.update(extra)
     else:
-        y, seconds = _run_single(x, field, inverse, use_gpu, repeats)
+        y, seconds = _run_single(x, field, inverse, use_gpu, repeats, coset)
         summary["mode"] = "single device"
     summary["seconds"] = seconds
     summary["throughput_GBps"] = x.nbytes / seconds / 1e9 if seconds > 0 else 0.0
     if verify:
         start = time.perf_counter()
         status(f"verifying {points} points by exact Horner evaluation and the round trip ...")
-        wrong = check_points(x, y, field, inverse=inverse, points=points, rng=rng)
-        back = hb.ntt(y, field.argument, inverse=not inverse)
+        wrong = check_points(x, y, field, inverse=inverse, points=points, rng=rng, coset=coset)
+        back = host_array(_transform(y, field, not inverse, coset))
         round_trip = bool(np.array_equal(back, x))
         summary.update({"points_checked": points, "points_wrong": len(wrong), "round_trip_exact": round_trip,
                         "verify_seconds": time.perf_counter() - start})
@@ -190,7 +207,7 @@ def zk_ntt(log_n, field_name, inverse, verify, points, workers, scheduler, devic
     report(summary, as_json, "hebatch zk-ntt")
 
 
-def _run_single(x, field, inverse, use_gpu, repeats):
+def _run_single(x, field, inverse, use_gpu, repeats, coset=False):
     """(host result, median seconds) of hb.ntt on this machine's CPU or GPU, after one warm-up."""
     if use_gpu:
         import cupy
@@ -199,11 +216,11 @@ def _run_single(x, field, inverse, use_gpu, repeats):
     else:
         data = x
     if use_gpu or repeats > 1:  # warm-up: twiddle tables (and kernels) built once, outside the timing
-        _sync(_transform(data, field, inverse))
+        _sync(_transform(data, field, inverse, coset))
     times = []
     for _ in range(repeats):
         start = time.perf_counter()
-        y = _transform(data, field, inverse)
+        y = _transform(data, field, inverse, coset)
         _sync(y)
         times.append(time.perf_counter() - start)
     return host_array(y), float(np.median(times))
@@ -212,10 +229,11 @@ def _run_single(x, field, inverse, use_gpu, repeats):
 def _run_spread(x, field, inverse, workers, scheduler, device, repeats):
     """(host result, median seconds, details) of dist.ntt_large over the workers of a cluster."""
     from .. import dist
+    from .clusteropts import local_cluster
 
     options = {"address": scheduler} if scheduler else {"device": device, "n_workers": workers,
                                                          "dashboard_address": None}
-    with dist.cluster(**options) as client:
+    with local_cluster(**options) as client:
         count = workers or len(client.scheduler_info(n_workers=-1)["workers"])
         y = dist.ntt_large(x, field.argument, workers=count, inverse=inverse, device=device)  # warm-up
         times = []
