@@ -90,6 +90,7 @@ run "Bad input: unknown output format" hb ntt batch.npy x.csv --modulus goldiloc
 run "zk NTT of 2^20 Goldilocks elements, verified" hb zk-ntt --log-n 20 --field goldilocks --verify
 run "zk NTT of 2^22 BabyBear elements, inverse, over 2 workers" hb zk-ntt --log-n 22 --field babybear --inverse --verify --workers 2
 run "zk NTT over BN254 (256-bit field)" hb zk-ntt --log-n 20 --field bn254 --verify
+run "Coset NTT over BLS12-381, inverse" hb zk-ntt --log-n 16 --field bls12-381 --coset --inverse --verify
 if [ "$GPU" = 1 ]; then
   run "zk NTT of 2^24 Goldilocks elements on the GPU (median of 5 after a warm-up)" hb zk-ntt --log-n 24 --field goldilocks --device gpu --repeats 5 --verify
   run "zk NTT of 2^27 BabyBear elements on the GPU" hb zk-ntt --log-n 27 --field babybear --device gpu --repeats 5
