@@ -198,7 +198,8 @@ def workflow_list(as_json):
         raise FileNotFoundError("no workflows/ folder: run from a source checkout of hebatch or set HEBATCH_REPO")
     found = {}
     for path in sorted(folder.glob("*.toml")):
-        found[os.path.relpath(path)] = load_config(path)["job"]["kind"]
+        shown = os.path.relpath(path)
+        found[shown if not shown.startswith("..") else str(path)] = load_config(path)["job"]["kind"]
     report(found, as_json, "workflows")
 
 
