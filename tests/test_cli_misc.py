@@ -10,7 +10,8 @@ from hebatch.cli import main
 from .cli_support import assert_clean_failure, invoke, last_json
 
 COMMANDS = [["demo"], ["ntt"], ["zk-ntt"], ["bfv"], ["bfv", "keygen"], ["bfv", "encrypt"], ["bfv", "eval"],
-            ["bfv", "decrypt"], ["bfv", "demo"], ["bench"], ["bench", "bfv"], ["bench", "zk"], ["bench", "ntt"], ["bench", "dist"], ["cluster"],
+            ["bfv", "decrypt"], ["bfv", "demo"], ["bench"], ["bench", "bfv"], ["bench", "zk"], ["bench", "ntt"],
+            ["bench", "dist"], ["bench", "zk-cpu"], ["cluster"],
             ["info"], ["run"], ["workflow"], ["workflow", "run"], ["workflow", "list"], ["workflow", "show"]]
 
 

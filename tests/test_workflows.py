@@ -119,6 +119,14 @@ def test_zk_job_and_resume(tmp_path, field, workers):
     assert len(json.loads((out / "results.json").read_text())) == 2
 
 
+def test_zk_job_coset(tmp_path):
+    config = _write(tmp_path, ZK.replace("verify_points = 2", "verify_points = 2\ncoset = true"), out=tmp_path / "zk",
+                    field="bls12-377", workers=1)
+    assert last_json(invoke("run", config, "--json"))["computed"] == 2
+    results = json.loads((tmp_path / "zk" / "results.json").read_text())
+    assert all(r["coset"] and r["points_wrong"] == 0 and r["round_trip_exact"] for r in results)
+
+
 @pytest.mark.parametrize("text, words", [
     ("[job]\nkind = 'nope'\n", ["job.kind"]),
     ("[job]\nkind = 'zk-ntt'\n[zk]\nlog_m = 3\n", ["zk.log_m"]),

@@ -80,7 +80,8 @@ def _bench_command(name: str, help_text: str, cpu_smoke: bool):
 
     command.__doc__ = help_text
     if cpu_smoke:
-        command = click.option("--cpu", is_flag=True, help="smoke run of the script on a CPU cluster (tiny sizes)")(command)
+        smoke = click.option("--cpu", is_flag=True, help="smoke run of the script on a CPU cluster (tiny sizes)")
+        command = smoke(command)
     return bench.command(name, context_settings={"ignore_unknown_options": True, **CONTEXT})(command)
 
 

@@ -64,7 +64,8 @@ def read_params(directory):
     bfv = bfv_module()
     path = pathlib.Path(directory) / "params.json"
     if not path.is_file():
-        raise FileNotFoundError(f"--keys {os.fspath(directory)!r} holds no params.json (make one with `hebatch bfv keygen`)")
+        raise FileNotFoundError(f"--keys {os.fspath(directory)!r} holds no params.json "
+                                "(make one with `hebatch bfv keygen`)")
     meta = json.loads(path.read_text())
     params = bfv.Params(n=int(meta["n"]), t=int(meta["t"]), q=tuple(int(q) for q in meta["q"]),
                         special=int(meta["special"]))
@@ -492,5 +493,6 @@ def analytics_job(settings: dict, out_dir, device: str) -> dict:
                                 options=options, chunk=int(settings["chunk"]), backend=backend, seed=settings["seed"],
                                 records_path=settings["records_path"])
     if summary["records_wrong"]:
-        raise RuntimeError(f"{summary['records_wrong']} records decrypted to values other than the plaintext computation")
+        raise RuntimeError(f"{summary['records_wrong']} records decrypted to values other than the plaintext "
+                           "computation")
     return summary

@@ -84,7 +84,8 @@ def open_batch(path, *, component=None, chunks=None, name: str = "IN") -> da.Arr
     return da.concatenate(parts, axis=0) if parts else da.from_array(np.asarray(header[:0]))
 
 
-def write_batch(y: da.Array, path, *, component: str = "data", overwrite: bool = False, progress: bool = True, console=None, name: str = "OUT") -> dict:
+def write_batch(y: da.Array, path, *, component: str = "data", overwrite: bool = False, progress: bool = True,
+                console=None, name: str = "OUT") -> dict:
     """Compute y into a Zarr store (chunk by chunk; a rerun resumes) or a .npy file (at the end).
 
     Returns {"chunks_total", "chunks_written"}: a resumed Zarr output writes only what was missing.

@@ -123,14 +123,15 @@ def _moduli_setting(value):
 # -- zk NTTs of 2^20 .. 2^28 points --------------------------------------------------------------------
 
 ZK_DEFAULTS = {
-    "zk": {"field": "goldilocks", "log_n": [20, 21, 22], "inverse": False, "verify_points": 2, "workers": 0,
+    "zk": {"field": "goldilocks", "log_n": [20, 21, 22], "inverse": False, "coset": False, "verify_points": 2,
+           "workers": 0,
            "seed": None},
 }
 
 
-def zk_case(field_name: str, log_n: int, inverse: bool, points: int, seed, device: str) -> dict:
+def zk_case(field_name: str, log_n: int, inverse: bool, points: int, seed, device: str, coset: bool = False) -> dict:
     """One timed transform of 2^log_n random elements with its exact checks (runs on a worker)."""
-    from .zk import random_elements, resolve_field
+    from .zk import run_transform, random_elements, resolve_field
 
     field = resolve_field(field_name)
     rng = np.random.default_rng(seed)
@@ -144,24 +145,25 @@ def zk_case(field_name: str, log_n: int, inverse: bool, points: int, seed, devic
 
         data = cupy.asarray(x)
     if use_gpu:  # warm-up: kernels and tables; on CPUs the first call's table set-up is part of the time
-        hb.ntt(data, field.argument, inverse=inverse)
+        run_transform(data, field, inverse, coset)
     start = time.perf_counter()
-    y = hb.ntt(data, field.argument, inverse=inverse)
+    y = run_transform(data, field, inverse, coset)
     if use_gpu:
         import cupy
 
         cupy.cuda.get_current_stream().synchronize()
         y = y.get()
     seconds = time.perf_counter() - start
-    return _zk_record(x, y, field, log_n, inverse, points, rng, seconds, "gpu" if use_gpu else "cpu")
+    return _zk_record(x, y, field, log_n, inverse, points, rng, seconds, "gpu" if use_gpu else "cpu", coset)
 
 
-def _zk_record(x, y, field, log_n, inverse, points, rng, seconds, where) -> dict:
-    from .zk import check_points
+def _zk_record(x, y, field, log_n, inverse, points, rng, seconds, where, coset=False) -> dict:
+    from .zk import run_transform, check_points
 
-    wrong = check_points(x, y, field, inverse=inverse, points=points, rng=rng) if points else []
-    round_trip = bool(np.array_equal(hb.ntt(y, field.argument, inverse=not inverse), x)) if points else None
-    return {"log_n": log_n, "field": field.name, "inverse": inverse, "seconds": seconds, "device": where,
+    wrong = check_points(x, y, field, inverse=inverse, points=points, rng=rng, coset=coset) if points else []
+    round_trip = bool(np.array_equal(run_transform(y, field, not inverse, coset), x)) if points else None
+    return {"log_n": log_n, "field": field.name, "inverse": inverse, "coset": coset, "seconds": seconds,
+            "device": where,
             "GBps": x.nbytes / seconds / 1e9 if seconds > 0 else 0.0, "points_checked": points,
             "points_wrong": len(wrong), "round_trip_exact": round_trip}
 
@@ -186,11 +188,14 @@ def zk_ntt_job(config: dict, out_dir: pathlib.Path, device: str, client) -> dict
             raise ValueError(f"zk.log_n {log_n}: the field {field.name} has no root of unity of order 2^{log_n}")
     results_path = out_dir / "results.json"
     results = json.loads(results_path.read_text()) if results_path.exists() else []
-    done = {(r["field"], r["log_n"], r["inverse"]) for r in results}
+    coset = bool(settings["coset"])
+    done = {(r["field"], r["log_n"], r["inverse"], r.get("coset", False)) for r in results}
     skipped = 0
     workers = int(settings["workers"] or 0)
+    if coset and workers >= 2:
+        raise ValueError("zk.coset runs on one device: set zk.workers = 0")
     for log_n in sizes:
-        if (field.name, log_n, settings["inverse"]) in done:
+        if (field.name, log_n, settings["inverse"], coset) in done:
             skipped += 1
             status(f"2^{log_n}: already in {results_path} (resumed)")
             continue
@@ -201,7 +206,8 @@ def zk_ntt_job(config: dict, out_dir: pathlib.Path, device: str, client) -> dict
                                 workers)
         else:
             future = client.submit(zk_case, field.name, log_n, bool(settings["inverse"]),
-                                   int(settings["verify_points"]), seed, device, key=f"zk_ntt_2^{log_n}-{time.time_ns()}",
+                                   int(settings["verify_points"]), seed, device, coset,
+                                   key=f"zk_ntt_2^{log_n}-{time.time_ns()}",
                                    pure=False)
             record = future.result()
         results.append(record)

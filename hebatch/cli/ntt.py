@@ -53,7 +53,8 @@ def batch_ntt(in_path, out_path, modulus, *, negacyclic=False, inverse=False, al
 @click.option("--negacyclic", is_flag=True, help="negacyclic transform (Z_q[x]/(x^n + 1))")
 @click.option("--inverse", is_flag=True, help="inverse transform (scaled by n^-1)")
 @click.option("--algorithm", type=click.Choice(ALGORITHMS), default="auto", show_default=True)
-@click.option("--chunk", type=click.IntRange(1), default=None, help="rows per chunk (default: sized from worker memory)")
+@click.option("--chunk", type=click.IntRange(1), default=None,
+              help="rows per chunk (default: sized from worker memory)")
 @click.option("--component", default=None, help="array inside a Zarr group IN (default 'data')")
 @click.option("--overwrite", is_flag=True, help="replace OUT instead of resuming it")
 @click.option("--no-progress", is_flag=True, help="no progress bar")
@@ -77,7 +78,8 @@ def ntt_command(in_path, out_path, modulus, negacyclic, inverse, algorithm, chun
     """
     kind_of(out_path, "OUT")
     shape, dtype = peek(in_path, component=component, name="IN")
-    check_transform_args(shape, dtype, modulus, negacyclic=negacyclic, algorithm=algorithm, name="IN")  # before any work
+    # Everything that can be checked without the data is checked before a cluster starts.
+    check_transform_args(shape, dtype, modulus, negacyclic=negacyclic, algorithm=algorithm, name="IN")
     with job_cluster(scheduler, workers, device, threads_only, dashboard, report_path) as client:
         summary = batch_ntt(in_path, out_path, modulus, negacyclic=negacyclic, inverse=inverse, algorithm=algorithm,
                             chunk=chunk, component=component, overwrite=overwrite, device=device,

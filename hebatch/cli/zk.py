@@ -134,7 +134,8 @@ def _sync(a):
         cupy.cuda.get_current_stream().synchronize()
 
 
-def _transform(x, field: ZkField, inverse: bool, coset: bool = False):
+def run_transform(x, field: ZkField, inverse: bool, coset: bool = False):
+    """hb.ntt (or hb.coset_ntt) of x over the field, forward or inverse."""
     if coset:
         return hb.coset_ntt(x, field.argument, inverse=inverse)
     return hb.ntt(x, field.argument, inverse=inverse)
@@ -195,7 +196,7 @@ def zk_ntt(log_n, field_name, inverse, coset, verify, points, workers, scheduler
         start = time.perf_counter()
         status(f"verifying {points} points by exact Horner evaluation and the round trip ...")
         wrong = check_points(x, y, field, inverse=inverse, points=points, rng=rng, coset=coset)
-        back = host_array(_transform(y, field, not inverse, coset))
+        back = host_array(run_transform(y, field, not inverse, coset))
         round_trip = bool(np.array_equal(back, x))
         summary.update({"points_checked": points, "points_wrong": len(wrong), "round_trip_exact": round_trip,
                         "verify_seconds": time.perf_counter() - start})
@@ -216,11 +217,11 @@ def _run_single(x, field, inverse, use_gpu, repeats, coset=False):
     else:
         data = x
     if use_gpu or repeats > 1:  # warm-up: twiddle tables (and kernels) built once, outside the timing
-        _sync(_transform(data, field, inverse, coset))
+        _sync(run_transform(data, field, inverse, coset))
     times = []
     for _ in range(repeats):
         start = time.perf_counter()
-        y = _transform(data, field, inverse, coset)
+        y = run_transform(data, field, inverse, coset)
         _sync(y)
         times.append(time.perf_counter() - start)
     return host_array(y), float(np.median(times))
