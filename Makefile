@@ -1,5 +1,6 @@
-# Quick start: `make demo` runs the demo batch job, `make test` runs the tests.
-# Both create .venv with the package installed (editable) on first use.
+# Quick start: `make demo` runs the demo batch job, `make batch` the batch NTT workflow on a local
+# cluster, `make test` runs the tests.
+# Each creates .venv with the package installed (editable) on first use.
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
@@ -10,11 +11,14 @@ $(BIN)/.installed: pyproject.toml
 	$(BIN)/python -m pip install -q -e '.[test]'
 	touch $@
 
-.PHONY: demo test install clean
+.PHONY: demo batch test install clean
 install: $(BIN)/.installed
 
 demo: $(BIN)/.installed
 	$(BIN)/hebatch demo
+
+batch: $(BIN)/.installed
+	$(BIN)/hebatch run workflows/batch_ntt.toml
 
 test: $(BIN)/.installed
 	$(BIN)/python -m pytest

@@ -1,31 +1,16 @@
-"""The `hebatch` command line."""
+"""`hebatch demo`: a demo batch job (what `make demo` runs)."""
 
 from __future__ import annotations
 
-import json
-import sys
 import time
 
 import click
 import numpy as np
-from rich.console import Console
-from rich.table import Table
 
 import hebatch as hb
 
-console = Console(stderr=True)
-
-
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(hb.__version__, prog_name="hebatch")
-def main():
-    """hebatch: batched NTTs, polynomial arithmetic and BFV on CPUs and NVIDIA GPUs.
-
-    \b
-    Examples:
-      hebatch demo                      # a demo batch job, GPU if present, else CPU
-      hebatch demo --log-n 14 --batch 64 --json
-    """
+from .app import main
+from .common import json_option, report
 
 
 @main.command()
@@ -33,7 +18,7 @@ def main():
 @click.option("--limbs", type=click.IntRange(1, 64), default=8, show_default=True, help="RNS limbs (60-bit primes)")
 @click.option("--batch", type=click.IntRange(1, 1 << 16), default=32, show_default=True, help="polynomials")
 @click.option("--device", type=click.Choice(["auto", "cpu", "gpu"]), default="auto", show_default=True)
-@click.option("--json", "as_json", is_flag=True, help="print the summary as JSON on stdout")
+@json_option
 def demo(log_n, limbs, batch, device, as_json):
     """Run a demo batch: negacyclic NTTs of random RNS polynomials, checked by a round trip.
 
@@ -41,9 +26,9 @@ def demo(log_n, limbs, batch, device, as_json):
     Example:
       hebatch demo --log-n 13 --limbs 4 --batch 128
     """
-    from .backend import gpu_available
+    from ..backend import gpu_available
 
-    use_gpu = device == "gpu" or (device == "auto" and gpu_available())
+    use_gpu = device != "cpu" and gpu_available()
     if device == "gpu" and not gpu_available():
         raise click.ClickException("--device gpu: no CUDA GPU with CuPy found")
     n = 1 << log_n
@@ -72,7 +57,7 @@ def demo(log_n, limbs, batch, device, as_json):
         "throughput_GBps": x.nbytes / forward_s / 1e9,
         "round_trip_exact": ok,
     }
-    _report(summary, as_json, "hebatch demo")
+    report(summary, as_json, "hebatch demo")
     if not ok:
         raise click.ClickException("round trip mismatch")
 
@@ -80,17 +65,3 @@ def demo(log_n, limbs, batch, device, as_json):
 def _sync(xp):
     if xp is not np:
         xp.cuda.get_current_stream().synchronize()
-
-
-def _report(summary: dict, as_json: bool, title: str) -> None:
-    if as_json:
-        click.echo(json.dumps(summary))
-        return
-    table = Table(title=title, show_header=False)
-    for key, value in summary.items():
-        table.add_row(key, f"{value:.4g}" if isinstance(value, float) else str(value))
-    Console().print(table)
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())

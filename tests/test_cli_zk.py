@@ -1,0 +1,91 @@
+"""`hebatch zk-ntt`: one transform on this machine's CPU or over CPU workers, verified exactly; bad input."""
+
+import numpy as np
+import pytest
+
+import hebatch as hb
+from hebatch.cli.zk import ZkField, check_points, horner, random_elements, resolve_field
+
+from .cli_support import assert_clean_failure, invoke, last_json
+
+
+@pytest.mark.parametrize("field", ["goldilocks", "babybear", str(hb.ntt_primes(50, 2**12, 1)[0])])
+@pytest.mark.parametrize("inverse", [False, True])
+def test_single_device_verified(field, inverse):
+    args = ["zk-ntt", "--log-n", 10, "--field", field, "--verify", "--device", "cpu", "--json"]
+    summary = last_json(invoke(*args, *(["--inverse"] if inverse else [])))
+    assert summary["n"] == 1024 and summary["points_wrong"] == 0 and summary["round_trip_exact"] is True
+    assert summary["seconds"] > 0
+
+
+@pytest.mark.parametrize("field", ["bn254", "bls12-381", "bls12-377"])
+def test_wide_fields_verified(field):
+    summary = last_json(invoke("zk-ntt", "--log-n", 8, "--field", field, "--verify", "--device", "cpu", "--json"))
+    assert summary["points_wrong"] == 0 and summary["round_trip_exact"] is True
+
+
+def test_wide_random_elements_are_reduced_and_spread():
+    field = resolve_field("bls12-381")
+    x = random_elements(field, 4096, np.random.default_rng())
+    values = [int(v) for v in field.argument.from_limbs(x)]
+    assert x.shape == (4096, 4) and max(values) < field.modulus
+    assert max(values).bit_length() == field.modulus.bit_length()  # the top limb is used in full
+    assert len(set(values)) == 4096
+
+
+@pytest.mark.parametrize("field", ["goldilocks", "babybear", "bn254"])
+@pytest.mark.parametrize("inverse", [False, True])
+def test_coset_verified(field, inverse):
+    args = ["zk-ntt", "--log-n", 9, "--field", field, "--coset", "--verify", "--device", "cpu", "--json"]
+    summary = last_json(invoke(*args, *(["--inverse"] if inverse else [])))
+    assert summary["coset"] is True and summary["points_wrong"] == 0 and summary["round_trip_exact"] is True
+
+
+def test_coset_output_is_not_the_plain_transform():
+    field = resolve_field("goldilocks")
+    rng = np.random.default_rng()
+    x = random_elements(field, 64, rng)
+    y = hb.coset_ntt(x, field.argument)
+    assert check_points(x, y, field, inverse=False, points=4, rng=rng, coset=True) == []
+    assert len(check_points(x, y, field, inverse=False, points=4, rng=rng)) > 0
+
+
+def test_spread_over_workers_verified():
+    summary = last_json(invoke("zk-ntt", "--log-n", 12, "--workers", 2, "--verify", "--device", "cpu", "--json"))
+    assert summary["workers"] == 2 and summary["points_wrong"] == 0 and summary["round_trip_exact"]
+
+
+def test_check_points_catches_a_wrong_value():
+    q = hb.GOLDILOCKS
+    field = ZkField("goldilocks", q, q, 1)
+    rng = np.random.default_rng()
+    x = rng.integers(0, q, 64, dtype=np.uint64)
+    y = hb.ntt(x, q)
+    assert check_points(x, y, field, inverse=False, points=4, rng=rng) == []
+    y[0] ^= np.uint64(1)  # point 0 is always among those checked
+    assert check_points(x, y, field, inverse=False, points=4, rng=rng) == [0]
+
+
+def test_horner_matches_naive_sum():
+    q, coefficients, z = 97, [5, 0, 96, 13], 7
+    assert horner(coefficients, z, q) == sum(c * z**j for j, c in enumerate(coefficients)) % q
+
+
+@pytest.mark.parametrize("args, words", [
+    (("--field", "fooField"), ["--field"]),
+    (("--field", "91"), ["prime"]),
+    (("--field", "97", "--log-n", "10"), ["root of unity"]),
+    (("--field", "babybear", "--log-n", "28", "--workers", "1", "--scheduler", "tcp://127.0.0.1:1"), []),
+    (("--log-n", "10", "--coset", "--workers", "2"), ["--coset"]),
+])
+def test_bad_input(args, words):
+    assert_clean_failure(invoke("zk-ntt", *args), *words)
+
+
+def test_out_of_range_log_n_is_a_usage_error():
+    result = invoke("zk-ntt", "--log-n", 29)
+    assert result.exit_code == 2 and "--log-n" in result.output
+
+
+def test_wide_fields_resolve():
+    assert resolve_field("bn254").words == 4 and resolve_field("BLS12_381").modulus == hb.BLS12_381_FR.p
