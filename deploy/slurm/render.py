@@ -69,7 +69,7 @@ def _modulus_options(modulus) -> str:
     for q in moduli:
         if not isinstance(q, int) or isinstance(q, bool) or q < 2:
             raise ValueError(f"modulus must be an int >= 2 or a list of them, got {q!r}")
-    return " ".join(f"--modulus {q}" for q in moduli)  # one option per RNS limb
+    return "--modulus " + ",".join(str(q) for q in moduli)  # hebatch ntt: one comma list, a prime per RNS limb
 
 
 def template_fields(**values) -> dict:
