@@ -307,3 +307,14 @@ def test_gpu_staged_copies_in_many_slices(monkeypatch):
         bad[40, 0, 0] = Q[0]
         worker.on_worker(lambda v: hb.ntt(v, Q), bad, device="gpu")
 
+
+
+def test_gpu_cluster_refuses_more_workers_than_gpus():
+    from hebatch.dist.cluster import _check_gpu_workers
+
+    with pytest.raises(ValueError, match=r"n_workers=2 but 1 GPU is visible"):
+        _check_gpu_workers(2, "3")
+    with pytest.raises(ValueError, match=r"n_workers=3 but 2 GPUs are visible"):
+        _check_gpu_workers(3, [0, 1])
+    _check_gpu_workers(2, "0,1")
+    _check_gpu_workers(None, "0")

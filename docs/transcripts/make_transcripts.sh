@@ -17,6 +17,8 @@ else
 fi
 export COLUMNS=110 HEBATCH_REPO=$REPO
 GPU=$("$PYTHON" -c 'import hebatch.backend as b; print(int(b.gpu_available()))' 2>/dev/null || echo 0)
+# CPU workers: 2 per local cluster; a GPU cluster has one worker per visible GPU
+if [ "$GPU" = 1 ]; then WORKERS=(); else WORKERS=(--workers 2); fi
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 cd "$WORK"
@@ -76,19 +78,19 @@ open("moduli.txt", "w").write(",".join(map(str, q)))
 np.save("records.npy", rng.integers(0, 16, size=(32, 8)))
 np.savetxt("weights.txt", [[3, 1, 4, 1, 5, 9, 2, 6]], fmt="%d")
 PY
-run "Batch NTT: .npy in, Zarr out, on a local cluster" hb ntt batch.npy batch.ntt.zarr --modulus goldilocks --chunk 64 --workers 2
-run "Rerun: the Zarr output is complete, nothing is recomputed" hb ntt batch.npy batch.ntt.zarr --modulus goldilocks --chunk 64 --workers 2
-run "Ctrl-C in the middle of a job (here SIGINT after 5 s, sent by timeout)" timeout -s INT 5 "${HEBATCH[@]}" ntt big.npy big.ntt.zarr --modulus goldilocks --chunk 32 --workers 2
-run "Rerun after Ctrl-C: only the chunks that were not finished are computed" hb ntt big.npy big.ntt.zarr --modulus goldilocks --chunk 32 --workers 2
-run "Inverse back to .npy (JSON summary for scripts)" hb ntt batch.ntt.zarr back.npy --modulus goldilocks --inverse --workers 2 --json
+run "Batch NTT: .npy in, Zarr out, on a local cluster" hb ntt batch.npy batch.ntt.zarr --modulus goldilocks --chunk 64 "${WORKERS[@]}"
+run "Rerun: the Zarr output is complete, nothing is recomputed" hb ntt batch.npy batch.ntt.zarr --modulus goldilocks --chunk 64 "${WORKERS[@]}"
+run "Ctrl-C in the middle of a job (here SIGINT after 5 s, sent by timeout)" timeout -s INT 5 "${HEBATCH[@]}" ntt big.npy big.ntt.zarr --modulus goldilocks --chunk 32 "${WORKERS[@]}"
+run "Rerun after Ctrl-C: only the chunks that were not finished are computed" hb ntt big.npy big.ntt.zarr --modulus goldilocks --chunk 32 "${WORKERS[@]}"
+run "Inverse back to .npy (JSON summary for scripts)" hb ntt batch.ntt.zarr back.npy --modulus goldilocks --inverse "${WORKERS[@]}" --json
 run "Round trip check" "$PYTHON" -c "import numpy as np; print('round trip exact:', np.array_equal(np.load('batch.npy'), np.load('back.npy')))"
-run "RNS limbs, negacyclic" hb ntt rns.npy rns.ntt.npy --modulus "$(cat moduli.txt)" --negacyclic --workers 2
+run "RNS limbs, negacyclic" hb ntt rns.npy rns.ntt.npy --modulus "$(cat moduli.txt)" --negacyclic "${WORKERS[@]}"
 run "Bad input: a modulus without a root of unity of order n" hb ntt batch.npy x.npy --modulus 97
-run "Bad input: entries not reduced mod the modulus (found in a task)" hb ntt batch.npy x.npy --modulus 65537 --workers 2
+run "Bad input: entries not reduced mod the modulus (found in a task)" hb ntt batch.npy x.npy --modulus 65537 "${WORKERS[@]}"
 run "Bad input: unknown output format" hb ntt batch.npy x.csv --modulus goldilocks
 
 run "zk NTT of 2^20 Goldilocks elements, verified" hb zk-ntt --log-n 20 --field goldilocks --verify
-run "zk NTT of 2^22 BabyBear elements, inverse, over 2 workers" hb zk-ntt --log-n 22 --field babybear --inverse --verify --workers 2
+run "zk NTT of 2^22 BabyBear elements, inverse, over 2 workers (CPU) or the GPU" hb zk-ntt --log-n 22 --field babybear --inverse --verify "${WORKERS[@]}"
 run "zk NTT over BN254 (256-bit field)" hb zk-ntt --log-n 20 --field bn254 --verify
 run "Coset NTT over BLS12-381, inverse" hb zk-ntt --log-n 16 --field bls12-381 --coset --inverse --verify
 if [ "$GPU" = 1 ]; then
@@ -99,9 +101,9 @@ else
 fi
 
 run "BFV: keys in files" hb bfv keygen --keys keys --preset n4096 --max-features 8
-run "BFV: encrypt a dataset of records" hb bfv encrypt records.npy records.ct.zarr --keys keys --chunk 8 --workers 2
-run "BFV: elementwise polynomial on the cluster" hb bfv eval records.ct.zarr poly.ct.zarr --keys keys --poly "3x^2+2x+1" --workers 2
-run "BFV: encrypted dot products (rotations)" hb bfv eval records.ct.zarr dots.ct.zarr --keys keys --dot-with weights.txt --workers 2
+run "BFV: encrypt a dataset of records" hb bfv encrypt records.npy records.ct.zarr --keys keys --chunk 8 "${WORKERS[@]}"
+run "BFV: elementwise polynomial on the cluster" hb bfv eval records.ct.zarr poly.ct.zarr --keys keys --poly "3x^2+2x+1" "${WORKERS[@]}"
+run "BFV: encrypted dot products (rotations)" hb bfv eval records.ct.zarr dots.ct.zarr --keys keys --dot-with weights.txt "${WORKERS[@]}"
 run "BFV: decrypt" hb bfv decrypt poly.ct.zarr poly.npy --keys keys
 run "BFV: decrypt the dot products (JSON)" hb bfv decrypt dots.ct.zarr dots.npy --keys keys --json
 run "BFV: check against plaintexts" "$PYTHON" -c "

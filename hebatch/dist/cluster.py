@@ -93,6 +93,7 @@ def cluster(address=None, *, device="auto", n_workers=None, threads_per_worker=N
             log.warning("GPUs are visible but dask_cuda is missing: starting a CPU-style LocalCluster")
             use_gpu = False
     if use_gpu:
+        _check_gpu_workers(n_workers, cluster_options.get("CUDA_VISIBLE_DEVICES"))
         options = {k: v for k, v in gpu_options.items() if v is not None}
         started = LocalCUDACluster(n_workers=n_workers, threads_per_worker=threads_per_worker or GPU_THREADS,
                                    protocol=protocol or "tcp", dashboard_address=dashboard_address,
@@ -116,6 +117,21 @@ def cluster(address=None, *, device="auto", n_workers=None, threads_per_worker=N
             client.close()
     finally:
         started.close()
+
+
+def _check_gpu_workers(n_workers, visible) -> None:
+    """A GPU cluster has one worker per GPU: more workers than GPUs is refused before anything starts."""
+    if n_workers is None:
+        return
+    if visible is None:
+        import cupy
+
+        gpus = cupy.cuda.runtime.getDeviceCount()
+    else:
+        gpus = len(visible.split(",")) if isinstance(visible, str) else len(visible)
+    if n_workers > gpus:
+        raise ValueError(f"n_workers={n_workers} but {gpus} GPU{'s are' if gpus != 1 else ' is'} visible: a GPU "
+                         f"cluster runs one worker per GPU (ask for at most {gpus}, or device='cpu' for CPU workers)")
 
 
 def _announce(client, what: str, verbose: bool, dashboard: bool) -> None:
