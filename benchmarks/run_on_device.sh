@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One GPU session: install carried wheels, GPU tests, benchmarks; logs and JSON under $OUT.
+# One run on a GPU machine: install carried wheels, GPU tests, benchmarks; logs and JSON under $OUT.
 # Usage (from the repository root on a GPU machine): bash benchmarks/run_on_device.sh [tests|bench|bfv|zk|all] [pytest args...]
 # bfv: the BFV/RNS GPU tests and benchmarks/bfv_bench.py; zk: the 256-bit field GPU tests and benchmarks/zk_bench.py
 set -uo pipefail
