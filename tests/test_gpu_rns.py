@@ -6,6 +6,8 @@ a GPU (tests/test_rns_kernels_host.py runs the same kernels' host build on any m
 import numpy as np
 import pytest
 
+import hebatch as hb
+
 from . import rns_checks
 
 pytestmark = pytest.mark.gpu
@@ -105,10 +107,12 @@ def test_on_a_side_stream(ops, cpu):
     stream = cp.cuda.Stream(non_blocking=True)
     with stream:
         da, db = cp.asarray(a), cp.asarray(b)
-        prod = ops.intt(ops.mul(ops.ntt(da, moduli), ops.ntt(db, moduli), moduli), moduli)
+        prod = hb.intt(ops.mul(hb.ntt(da, moduli, negacyclic=True), hb.ntt(db, moduli, negacyclic=True), moduli),
+                       moduli, negacyclic=True)
         conv = ops.base_convert(prod, moduli, moduli[:2])
     stream.synchronize()
-    want = cpu.intt(cpu.mul(cpu.ntt(a, moduli), cpu.ntt(b, moduli), moduli), moduli)
+    want = hb.intt(cpu.mul(hb.ntt(a, moduli, negacyclic=True), hb.ntt(b, moduli, negacyclic=True), moduli), moduli,
+                   negacyclic=True)
     assert (prod.get() == want).all()
     assert (conv.get() == cpu.base_convert(want, moduli, moduli[:2])).all()
 

@@ -121,14 +121,16 @@ def test_automorphism(ops, g):
                     want[d] = (want[d] + v) % q
             assert as_int(got[k])[i] == want
     # NTT form: the automorphism commutes with the transform
-    via_ntt = ops.intt(ops.automorphism(ops.ntt(x, MODULI), g, MODULI, ntt_form=True), MODULI)
+    via_ntt = hb.intt(ops.automorphism(hb.ntt(x, MODULI, negacyclic=True), g, MODULI, ntt_form=True), MODULI,
+                      negacyclic=True)
     assert np.array_equal(via_ntt, got)
 
 
 def test_ntt_negacyclic_product(ops):
     rng = random.Random()
     a, b = rand_residues(rng, (1,), MODULI), rand_residues(rng, (1,), MODULI)
-    got = ops.intt(ops.mul(ops.ntt(a, MODULI), ops.ntt(b, MODULI), MODULI), MODULI)
+    got = hb.intt(ops.mul(hb.ntt(a, MODULI, negacyclic=True), hb.ntt(b, MODULI, negacyclic=True), MODULI), MODULI,
+                  negacyclic=True)
     for i, q in enumerate(MODULI):
         x, y = as_int(a[0])[i], as_int(b[0])[i]
         want = [0] * N

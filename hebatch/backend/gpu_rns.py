@@ -570,18 +570,6 @@ class CupyRnsOps(RnsOps):
         self._launch("rns_automorphism_ntt" if ntt_form else "rns_automorphism_coeff", batch * limbs, n, args)
         return out
 
-    def ntt(self, x, moduli):
-        """Negacyclic NTT per limb, natural order (hb.ntt)."""
-        from ..ntt.api import ntt
-
-        return ntt(x, list(_check_moduli(moduli)), negacyclic=True, check=False)
-
-    def intt(self, x, moduli):
-        """Inverse negacyclic NTT per limb (hb.intt)."""
-        from ..ntt.api import intt
-
-        return intt(x, list(_check_moduli(moduli)), negacyclic=True, check=False)
-
     # -- randomness ------------------------------------------------------------------------------
     def _shape(self, shape, name="shape"):
         shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(int(d) for d in shape)

@@ -74,14 +74,6 @@ class RnsOps(abc.ABC):
         natural-order negacyclic NTT values of hb.ntt (ntt_form=True)."""
 
     @abc.abstractmethod
-    def ntt(self, x, moduli):
-        """Negacyclic NTT of every limb, natural order (hb.ntt)."""
-
-    @abc.abstractmethod
-    def intt(self, x, moduli):
-        """Exact inverse of ntt."""
-
-    @abc.abstractmethod
     def random_uniform(self, shape, moduli):
         """Uniform residues of shape (..., L, n) from a cryptographically secure source."""
 

@@ -141,16 +141,6 @@ class NumpyRnsOps(RnsOps):
             return y
         return np.where(negate, _mod_ops(tuple(moduli)).neg(y), y)
 
-    def ntt(self, x, moduli):
-        from ..ntt import ntt
-
-        return ntt(np.ascontiguousarray(x), list(moduli), negacyclic=True, check=False)
-
-    def intt(self, x, moduli):
-        from ..ntt import intt
-
-        return intt(np.ascontiguousarray(x), list(moduli), negacyclic=True, check=False)
-
     # -- secure sampling (os.urandom; never NumPy's generators) ---------------------------------
     def random_uniform(self, shape, moduli):
         shape = tuple(shape)

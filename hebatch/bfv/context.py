@@ -14,9 +14,22 @@ import numpy as np
 
 from ..field import is_prime, ntt_primes
 from ..backend.rns import RnsOps, rns_ops
+from ..ntt import intt as ring_intt
+from ..ntt import ntt as ring_ntt
 from .objects import (Ciphertext, GaloisKeys, Keys, Plaintext, PublicKey, RelinKey, SecretKey,
                       check_fingerprint)
 from .params import SIGMA, Params
+
+
+def _ntt(x, moduli):
+    """Negacyclic NTT of every limb (the ring Z_q[X]/(X^n + 1)), natural order, on x's device. The
+    scheme only transforms reduced residues, so the entry scan (a read and, on a GPU, a wait) is skipped."""
+    return ring_ntt(x, list(moduli), negacyclic=True, check=False)
+
+
+def _intt(x, moduli):
+    """Exact inverse of _ntt."""
+    return ring_intt(x, list(moduli), negacyclic=True, check=False)
 
 
 def _prime_below(bound: int, avoid) -> int:
@@ -146,7 +159,7 @@ class Context:
         j-th RNS gadget element ((Q/q_j) [(Q/q_j)^-1]_{q_j}: 1 mod q_j, 0 mod the other limbs)."""
         ops, qp, L, n = self.ops, self.qp, self.L, self.n
         a = ops.random_uniform((L, L + 1, n), qp)
-        e = ops.ntt(ops.from_signed(ops.random_gaussian((L, 1, n), SIGMA), qp), qp)
+        e = _ntt(ops.from_signed(ops.random_gaussian((L, 1, n), SIGMA), qp), qp)
         b = ops.sub(e, ops.mul(a, s_ntt, qp), qp)
         p = self.params.special
         rows = []
@@ -168,9 +181,9 @@ class Context:
             raise TypeError(f"rotations must be a list of int steps, got {rotations!r}")
         steps = [int(k) for k in rotations]
         ops, q, qp, L, n, fp = self.ops, self.q, self.qp, self.L, self.n, self.params.fingerprint
-        s_ntt = ops.ntt(ops.from_signed(ops.random_ternary((1, n)), qp), qp)
+        s_ntt = _ntt(ops.from_signed(ops.random_ternary((1, n)), qp), qp)
         a = ops.random_uniform((L, n), q)
-        e = ops.ntt(ops.from_signed(ops.random_gaussian((1, n), SIGMA), q), q)
+        e = _ntt(ops.from_signed(ops.random_gaussian((1, n), SIGMA), q), q)
         pk0 = ops.neg(ops.add(ops.mul(a, s_ntt[:L], q), e, q), q)
         public_data = self.xp.stack([pk0, a])
         key_id = hashlib.sha256(ops.to_host(public_data).tobytes()).hexdigest()[:16]
@@ -202,13 +215,13 @@ class Context:
             raise ValueError(f"values must lie in [0, t) = [0, {self.t})")
         slots = xp.zeros(values.shape, dtype=np.uint64)
         slots[..., self._slot_index] = values.astype(np.uint64)
-        poly = self.ops.intt(slots[..., None, :], (self.t,))[..., 0, :]
+        poly = _intt(slots[..., None, :], (self.t,))[..., 0, :]
         return Plaintext(poly, self.params.fingerprint)
 
     def decode(self, pt: Plaintext):
         """Plaintexts -> slot values (..., n), uint64 in [0, t), on the backend's array type."""
         data = self._data(pt, Plaintext, "pt")
-        evals = self.ops.ntt(data[..., None, :], (self.t,))[..., 0, :]
+        evals = _ntt(data[..., None, :], (self.t,))[..., 0, :]
         return evals[..., self._slot_index]
 
     def _scaled(self, m):
@@ -226,9 +239,9 @@ class Context:
         pk = self._data(public, PublicKey, "public")
         m = self._data(pt, Plaintext, "pt")
         batch = tuple(m.shape[:-1])
-        u = ops.ntt(ops.from_signed(ops.random_ternary(batch + (1, n)), q), q)
+        u = _ntt(ops.from_signed(ops.random_ternary(batch + (1, n)), q), q)
         e = ops.from_signed(ops.random_gaussian(batch + (2, 1, n), SIGMA), q)
-        c = ops.add(ops.intt(ops.mul(u[..., None, :, :], pk, q), q), e, q)
+        c = ops.add(_intt(ops.mul(u[..., None, :, :], pk, q), q), e, q)
         c[..., 0, :, :] = ops.add(c[..., 0, :, :], self._scaled(m), q)
         return self._ct(c, public.key_id)
 
@@ -240,7 +253,7 @@ class Context:
         batch = tuple(m.shape[:-1])
         a = ops.random_uniform(batch + (L, n), q)
         e = ops.from_signed(ops.random_gaussian(batch + (1, n), SIGMA), q)
-        c0 = ops.sub(ops.add(e, self._scaled(m), q), ops.intt(ops.mul(ops.ntt(a, q), s, q), q), q)  # (..., L, n)
+        c0 = ops.sub(ops.add(e, self._scaled(m), q), _intt(ops.mul(_ntt(a, q), s, q), q), q)  # (..., L, n)
         return self._ct(self.xp.stack([c0, a], axis=-3), secret.key_id)
 
     def _phase(self, secret: SecretKey, ct: Ciphertext):
@@ -249,11 +262,11 @@ class Context:
         s = self._data(secret, SecretKey, "secret")[:L]
         c = self._data(ct, Ciphertext, "ct")
         self._same_key(("secret", secret), ("ct", ct))
-        c_ntt = ops.ntt(c[..., 1:, :, :], q)
+        c_ntt = _ntt(c[..., 1:, :, :], q)
         acc = c_ntt[..., -1, :, :]
         for k in range(c.shape[-3] - 2, 0, -1):  # Horner in s: ((c_{K-1} s + c_{K-2}) s + ...) s
             acc = ops.add(ops.mul(acc, s, q), c_ntt[..., k - 1, :, :], q)
-        return ops.add(c[..., 0, :, :], ops.intt(ops.mul(acc, s, q), q), q)
+        return ops.add(c[..., 0, :, :], _intt(ops.mul(acc, s, q), q), q)
 
     def decrypt(self, secret: SecretKey, ct: Ciphertext) -> Plaintext:
         """round(t (c0 + c1 s + ...) / q) mod t for every item, by SEAL's scale-and-round with base
@@ -333,8 +346,8 @@ class Context:
         c = self._data(a, Ciphertext, "a")
         m = self._data(pt, Plaintext, "pt")
         self._batch_shape(c.shape[:-3], m.shape[:-1], "a", "pt")
-        m_ntt = ops.ntt(ops.centered_lift(m[..., None, :], self.t, q), q)
-        out = ops.intt(ops.mul(ops.ntt(c, q), m_ntt[..., None, :, :], q), q)
+        m_ntt = _ntt(ops.centered_lift(m[..., None, :], self.t, q), q)
+        out = _intt(ops.mul(_ntt(c, q), m_ntt[..., None, :, :], q), q)
         return self._ct(out, a.key_id)
 
     # -- multiplication (BEHZ) ---------------------------------------------------------------
@@ -364,16 +377,16 @@ class Context:
         bsk = self._behz[2]
         full = q + bsk
         if a is b:  # squaring: extend and transform one ciphertext; d1 = 2 a0 a1
-            x_full = ops.ntt(xp.concatenate([da, self._extend_to_bsk(da)], axis=-2), full)
+            x_full = _ntt(xp.concatenate([da, self._extend_to_bsk(da)], axis=-2), full)
             a0, a1 = x_full[..., 0, :, :], x_full[..., 1, :, :]
             cross = ops.mul(a0, a1, full)
             d = xp.stack([ops.mul(a0, a0, full), ops.add(cross, cross, full), ops.mul(a1, a1, full)], axis=-3)
         else:
             shape = np.broadcast_shapes(da.shape, db.shape)
             x = xp.concatenate([xp.broadcast_to(da, shape), xp.broadcast_to(db, shape)], axis=-3)  # (..., 4, L, n)
-            x_full = ops.ntt(xp.concatenate([x, self._extend_to_bsk(x)], axis=-2), full)
+            x_full = _ntt(xp.concatenate([x, self._extend_to_bsk(x)], axis=-2), full)
             d = ops.tensor(x_full[..., :2, :, :], x_full[..., 2:, :, :], full)
-        d = ops.intt(d, full)
+        d = _intt(d, full)
         ct = self._ct(self._scale_down(d[..., :self.L, :], d[..., self.L:, :]), key_id)
         return self.relinearize(ct, relin_key) if relin_key is not None else ct
 
@@ -387,8 +400,8 @@ class Context:
         key-switching key (L, 2, L + 1, n): RNS digits [c]_{q_j}, inner product over q and P, then the
         division by P with rounding (mod-down)."""
         ops, qp = self.ops, self.qp
-        digits = ops.ntt(ops.reduce(c[..., :, None, :], qp), qp)  # (..., L, L + 1, n): digit j on every limb
-        return ops.mod_down(ops.intt(ops.inner_product(digits, ksk, qp), qp), self.q, self.params.special)
+        digits = _ntt(ops.reduce(c[..., :, None, :], qp), qp)  # (..., L, L + 1, n): digit j on every limb
+        return ops.mod_down(_intt(ops.inner_product(digits, ksk, qp), qp), self.q, self.params.special)
 
     def relinearize(self, ct: Ciphertext, relin_key: RelinKey | None = None) -> Ciphertext:
         """3 components -> 2, with the relinearization key (default: that of the last keygen)."""
