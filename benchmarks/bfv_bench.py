@@ -97,7 +97,8 @@ def operation_inputs(ctx, keys, params, batch: int, rng):
 
 
 class CallCounter:
-    """Wraps an RnsOps and counts its method calls (each is one kernel launch on the GPU, an NTT a few)."""
+    """Wraps an RnsOps and counts its method calls (each is one kernel launch on the GPU; the ring NTTs,
+    a few launches each, are calls of the transforms layer and not counted)."""
 
     def __init__(self, ops):
         self.ops, self.calls = ops, {}
@@ -235,7 +236,8 @@ def main(argv=None) -> int:
                           "3 warm-up calls, median; CPU: wall clock, median; inputs rotate over "
                           f"{INPUTS} freshly encrypted ones. multiply_relin includes relinearization; "
                           "relinearize times it alone on 3-component products. rns_calls: RnsOps method calls of one "
-                          "single-ciphertext call (one kernel launch each; ntt/intt a few)."),
+                          "single-ciphertext call (one kernel launch each; the NTTs, a few launches each, are not "
+                          "among them)."),
                   references=("per preset, for 2 x limbs rows of n elements (one ciphertext): cuFFT complex64 "
                               "time and device-to-device copy GB/s (benchmarks/ntt_bench.py)"),
                   results=rows)
