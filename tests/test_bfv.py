@@ -6,6 +6,7 @@ import secrets
 import numpy as np
 import pytest
 
+import hebatch as hb
 from hebatch import bfv
 
 ROTATIONS = [1, -1, 5, 100]
@@ -58,12 +59,18 @@ def test_batch_shapes_are_kept(small, shape):
 
 
 def test_encoding_is_the_slot_matrix_of_seal(small):
-    """Slot i of row 0 is the value at psi^(3^i): multiplying plaintexts multiplies slots, and the
-    polynomial of a constant vector is that constant."""
+    """Slot i of row 0 is the value at psi^(3^i), of row 1 at psi^(-3^i) (psi of order 2n mod t), so the
+    polynomial X decodes to those powers; and multiplying plaintexts in Z_t[X]/(X^n + 1) multiplies slots."""
     params, ctx, _ = small
-    c = int(rng().integers(1, params.t))
-    pt = ctx.encode(np.full(params.n, c))
-    assert int(pt.data[0]) == c and not pt.data[1:].any()
+    n, t = params.n, params.t
+    psi = pow(hb.primitive_root(t), (t - 1) // (2 * n), t)
+    x_poly = bfv.Plaintext(np.eye(1, n, 1, dtype=np.uint64)[0], params.fingerprint)
+    exponents = [pow(3, i, 2 * n) for i in range(n // 2)]
+    want = [pow(psi, e, t) for e in exponents] + [pow(psi, 2 * n - e, t) for e in exponents]
+    assert [int(v) for v in ctx.decode(x_poly)] == want
+    v, w = slots(params, (2,)), slots(params, (2,))
+    product = hb.polymul(ctx.encode(v).data, ctx.encode(w).data, t, negacyclic=True)
+    assert np.array_equal(ctx.decode(bfv.Plaintext(product, params.fingerprint)), v * w % t)
 
 
 def test_encrypt_decrypt(small):

@@ -69,8 +69,6 @@ class Context:
             raise TypeError(f"params must be a bfv.Params, got {type(params).__name__}")
         self.params = params
         self.ops = _resolve_backend(backend)
-        self.backend = "gpu" if getattr(self.ops.xp, "__name__", "") == "cupy" else "cpu"
-        self.xp = self.ops.xp
         n, t = params.n, params.t
         self.n, self.t = n, t
         self.q = params.q
@@ -78,6 +76,16 @@ class Context:
         self.qp = self.q + (params.special,)
         self.big_q = math.prod(self.q)
         self._last_keys: Keys | None = None
+
+    @property
+    def xp(self):
+        """The array module of the backend (numpy or cupy)."""
+        return self.ops.xp
+
+    @property
+    def backend(self) -> str:
+        """"cpu" or "gpu": where this context computes."""
+        return "gpu" if getattr(self.xp, "__name__", "") == "cupy" else "cpu"
 
     # -- constants ---------------------------------------------------------------------------
     @cached_property
@@ -211,7 +219,7 @@ class Context:
         if values.ndim < 1 or values.shape[-1] != self.n:
             raise ValueError(f"values must have shape (..., n) with n = {self.n}, got {tuple(values.shape)}")
         values = self.ops.asarray(values)
-        if values.size and (int(values.min()) < 0 or int(values.max()) >= self.t):
+        if values.size and bool(((values < 0) | (values >= self.t)).any()):  # one reduction, one wait
             raise ValueError(f"values must lie in [0, t) = [0, {self.t})")
         slots = xp.zeros(values.shape, dtype=np.uint64)
         slots[..., self._slot_index] = values.astype(np.uint64)
@@ -276,8 +284,7 @@ class Context:
         x = self._phase(secret, ct)
         y = ops.mul_scalar(x, [t * gamma] * self.L, q)
         z = ops.base_convert(y, q, (t, gamma))
-        neg_q_inv = [(-pow(self.big_q, -1, m)) % m for m in (t, gamma)]
-        z = ops.mul_scalar(z, neg_q_inv, (t, gamma))
+        z = ops.mul_scalar(z, [(-pow(self.big_q, -1, m)) % m for m in (t, gamma)], (t, gamma))
         g_lift = ops.centered_lift(z[..., 1:2, :], gamma, (t,))
         m = ops.mul_scalar(ops.sub(z[..., 0:1, :], g_lift, (t,)), [pow(gamma, -1, t)], (t,))
         return Plaintext(self.xp.ascontiguousarray(m[..., 0, :]), self.params.fingerprint)
@@ -395,13 +402,13 @@ class Context:
         return self.multiply(a, a, relin_key)
 
     # -- key switching -----------------------------------------------------------------------
-    def _key_switch(self, c, ksk):
+    def _key_switch(self, c, ksk, add=None):
         """(c0', c1') with c0' + c1' s = c * target + small, for c (..., L, n) in coefficient form and a
         key-switching key (L, 2, L + 1, n): RNS digits [c]_{q_j}, inner product over q and P, then the
-        division by P with rounding (mod-down)."""
+        division by P with rounding (mod-down), plus `add` (..., 2, L, n) in the same pass if given."""
         ops, qp = self.ops, self.qp
         digits = _ntt(ops.reduce(c[..., :, None, :], qp), qp)  # (..., L, L + 1, n): digit j on every limb
-        return ops.mod_down(_intt(ops.inner_product(digits, ksk, qp), qp), self.q, self.params.special)
+        return ops.mod_down(_intt(ops.inner_product(digits, ksk, qp), qp), self.q, self.params.special, add)
 
     def relinearize(self, ct: Ciphertext, relin_key: RelinKey | None = None) -> Ciphertext:
         """3 components -> 2, with the relinearization key (default: that of the last keygen)."""
@@ -413,8 +420,7 @@ class Context:
             return self._ct(c.copy(), key_id)
         if c.shape[-3] != 3:
             raise ValueError(f"ct: relinearize takes 3 components, got {c.shape[-3]}")
-        switched = self._key_switch(c[..., 2, :, :], ksk)
-        return self._ct(self.ops.add(c[..., :2, :, :], switched, self.q), key_id)
+        return self._ct(self._key_switch(c[..., 2, :, :], ksk, add=c[..., :2, :, :]), key_id)
 
     def _default_keys(self, name):
         if self._last_keys is None:
@@ -425,7 +431,7 @@ class Context:
         """ct(X) -> ct(X^g), switched back to the key s."""
         galois_keys = galois_keys if galois_keys is not None else self._default_keys("galois_keys").galois
         c = self._data(ct, Ciphertext, "ct")
-        keys_data = self._data(galois_keys, GaloisKeys, "galois_keys")
+        self._check_galois_keys(galois_keys)
         key_id = self._same_key(("ct", ct), ("galois_keys", galois_keys))
         if c.shape[-3] != 2:
             raise ValueError("ct: rotations need 2-component ciphertexts: relinearize first")
@@ -433,18 +439,26 @@ class Context:
             return self._ct(c.copy(), key_id)
         if galois_elt not in galois_keys.elements:
             galois_keys.key_for(galois_elt)  # raises, naming the missing key
-        ksk = keys_data[galois_keys.elements.index(galois_elt)]
+        ksk = self.ops.asarray(galois_keys.data[galois_keys.elements.index(galois_elt)])  # that key only moves
         moved = self.ops.automorphism(c, galois_elt, self.q, ntt_form=False)
         switched = self._key_switch(moved[..., 1, :, :], ksk)
         c0 = self.ops.add(moved[..., 0, :, :], switched[..., 0, :, :], self.q)
         return self._ct(self.xp.stack([c0, switched[..., 1, :, :]], axis=-3), key_id)
+
+    def _check_galois_keys(self, galois_keys):
+        """Type and parameters of a GaloisKeys, without moving its (large) data to the device."""
+        if not isinstance(galois_keys, GaloisKeys):
+            raise TypeError(f"galois_keys must be a bfv.GaloisKeys, got {type(galois_keys).__name__}")
+        check_fingerprint(galois_keys.fingerprint, self.params, "galois_keys")
+        if galois_keys.data.dtype != np.uint64:
+            raise TypeError(f"galois_keys: data must be uint64, got {galois_keys.data.dtype}")
 
     def rotate(self, ct: Ciphertext, k: int, galois_keys: GaloisKeys | None = None) -> Ciphertext:
         """Rotate each row of the 2 x n/2 slot matrix left by k (right for k < 0). Uses the Galois key of
         step k if there is one, else composes the step from the keys of steps 2^i (keygen(rotations="pow2"));
         default keys: those of the last keygen."""
         galois_keys = galois_keys if galois_keys is not None else self._default_keys("galois_keys").galois
-        self._data(galois_keys, GaloisKeys, "galois_keys")
+        self._check_galois_keys(galois_keys)
         self._same_key(("ct", ct), ("galois_keys", galois_keys))
         elt = self.galois_element(k)
         if elt == 1 or elt in galois_keys.elements:
