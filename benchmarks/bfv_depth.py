@@ -1,9 +1,7 @@
 """Multiplicative depth of the BFV presets: sequential squarings (relinearized) with noise budget left.
 
-Prints, per preset, the noise budget after each squaring and the depth reached, beside a reference
-figure for SEAL's default moduli where one is recorded in SEAL_REFERENCE_DEPTH (left as None until a
-figure measured with SEAL itself, same t, is entered: published numbers vary with t and are not
-checked here). Our presets use t = 65537 (17 bits). Usage: python benchmarks/bfv_depth.py [--presets n4096,n8192] [--batch 2] [--json out.json]
+Prints, per preset, the noise budget after each squaring and the depth reached. The presets use
+t = 65537 (17 bits); depth depends on t, so compare with other libraries at the same t. Usage: python benchmarks/bfv_depth.py [--presets n4096,n8192] [--batch 2] [--json out.json]
 """
 
 from __future__ import annotations
@@ -18,7 +16,6 @@ import numpy as np
 from hebatch import bfv
 
 # Depth of SEAL's BFVDefault moduli at t = 65537, measured with SEAL (None: not measured yet).
-SEAL_REFERENCE_DEPTH = {"n4096": None, "n8192": None, "n16384": None, "n32768": None}
 
 
 def measure_depth(preset: str, batch: int = 2, backend: str = "cpu", max_depth: int = 64, verbose=False) -> dict:
@@ -44,7 +41,7 @@ def measure_depth(preset: str, batch: int = 2, backend: str = "cpu", max_depth: 
             break
         depth += 1
     return {"preset": preset, "n": params.n, "log_qp": params.log_qp, "t": params.t, "depth": depth,
-            "budgets": budgets, "seal_reference_depth": SEAL_REFERENCE_DEPTH.get(preset),
+            "budgets": budgets,
             "seconds": round(time.perf_counter() - start, 2), "backend": ctx.backend}
 
 
@@ -57,11 +54,11 @@ def main(argv=None):
     ap.add_argument("--verbose", action="store_true", help="print the budget after every squaring")
     args = ap.parse_args(argv)
     rows = []
-    print(f"{'preset':>8} {'log qp':>7} {'t':>6} {'depth':>6} {'SEAL reference':>16}  budgets")
+    print(f"{'preset':>8} {'log qp':>7} {'t':>6} {'depth':>6}  budgets")
     for preset in args.presets.split(","):
         row = measure_depth(preset, args.batch, args.backend, verbose=args.verbose)
         rows.append(row)
-        print(f"{preset:>8} {row['log_qp']:>7} {row['t']:>6} {row['depth']:>6} {str(row['seal_reference_depth']):>16}  "
+        print(f"{preset:>8} {row['log_qp']:>7} {row['t']:>6} {row['depth']:>6}  "
               f"{row['budgets']} ({row['seconds']} s)", flush=True)
     if args.json:
         with open(args.json, "w") as f:

@@ -13,7 +13,8 @@ import math
 
 
 class RnsOps(abc.ABC):
-    """Element-wise RNS arithmetic, base conversion, automorphisms, NTTs and secure sampling."""
+    """Element-wise RNS arithmetic, base conversion, automorphisms and secure sampling (the ring NTTs
+    belong to the transforms layer: hebatch.ntt)."""
 
     xp = None  # numpy or cupy
 
