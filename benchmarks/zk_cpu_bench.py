@@ -3,8 +3,8 @@
 
 For each field and size: hb.ntt, hb.intt, hb.coset_ntt and hb.lde (blowup 2) on one vector of n
 random elements, wall clock, median of --repeats runs after one warm-up (the warm-up also builds
-the cached twiddle tables). Every forward result is checked at one random point against Horner's
-rule with Python ints, so a fast wrong answer cannot be recorded. Writes
+the cached twiddle tables). The warm-up's forward result is checked at one random point against
+Horner's rule with Python ints (the timed calls and the other transforms are not checked). Writes
 benchmarks/results/zk-cpu-<host>-<date>.json (and $OUT/<same name> when OUT is set).
 
   python benchmarks/zk_cpu_bench.py                       # BN254, n = 2^10 .. 2^20

@@ -265,6 +265,12 @@ LIMB_BITS = 64
 _LIMB_MASK = (1 << LIMB_BITS) - 1
 
 
+@lru_cache(maxsize=256)
+def _field_root(p: int, generator: int, n: int) -> int:
+    """generator^((p-1)/n) mod p, cached: every field transform asks for its root (a 256-bit power)."""
+    return pow(generator, (p - 1) // n, p)
+
+
 @dataclass(frozen=True)
 class PrimeField:
     """A prime field F_p with a fixed multiplicative generator, as zk provers name them.
@@ -287,6 +293,13 @@ class PrimeField:
     def __post_init__(self):
         if self.p.bit_length() > LIMB_BITS * self.limbs:
             raise ValueError(f"p has {self.p.bit_length()} bits, more than {self.limbs} limbs of 64 bits hold")
+        if not is_prime(self.p):
+            raise ValueError(f"{self.name}: p = {self.p} is not prime")
+        if self.two_adicity != two_adicity(self.p):
+            raise ValueError(f"{self.name}: two_adicity {self.two_adicity} is wrong, p - 1 has 2^{two_adicity(self.p)}")
+        if pow(self.generator, (self.p - 1) // 2, self.p) != self.p - 1:  # else no root of order 2^two_adicity
+            raise ValueError(f"{self.name}: generator {self.generator} is a square mod p, so it generates no "
+                             "root of unity of the full two-adic order")
         r = 1 << (LIMB_BITS * self.limbs)
         object.__setattr__(self, "R", r % self.p)
         object.__setattr__(self, "R2", r * r % self.p)
@@ -305,10 +318,6 @@ class PrimeField:
         return int_to_limbs(self.p, self.limbs)
 
     @property
-    def R_limbs(self) -> tuple[int, ...]:
-        return int_to_limbs(self.R, self.limbs)
-
-    @property
     def R2_limbs(self) -> tuple[int, ...]:
         return int_to_limbs(self.R2, self.limbs)
 
@@ -318,13 +327,7 @@ class PrimeField:
         if not is_power_of_two(n) or n > 1 << self.two_adicity:
             raise ValueError(f"n must be a power of two <= 2**{self.two_adicity} (the two-adicity of "
                              f"{self.name}), got {n}")
-        return pow(self.generator, (self.p - 1) // n, self.p)
-
-    def inverse(self, a: int) -> int:
-        a = _check_int(a, "a") % self.p
-        if a == 0:
-            raise ZeroDivisionError(f"0 has no inverse in {self.name}")
-        return pow(a, -1, self.p)
+        return _field_root(self.p, self.generator, n)
 
     # -- conversions (host side, Python ints; the backends convert arrays in bulk) ---------------
     def to_limbs(self, values):

@@ -96,6 +96,17 @@ def test_field_by_name():
         hb.field_by_name(254)
 
 
+def test_prime_field_facts_are_checked_on_construction():
+    p = hb.BN254_FR.p
+    with pytest.raises(ValueError, match="not prime"):
+        hb.PrimeField("bad", p + 2, 5, 28)
+    with pytest.raises(ValueError, match="two_adicity 27 is wrong"):
+        hb.PrimeField("bad", p, 5, 27)
+    with pytest.raises(ValueError, match="generator 4 is a square"):
+        hb.PrimeField("bad", p, 4, 28)
+    assert hb.PrimeField("copy", p, 5, 28).root_of_unity(8) == hb.BN254_FR.root_of_unity(8)
+
+
 @pytest.mark.parametrize("field", BIG_FIELDS, ids=ids)
 def test_root_of_unity_rejects_bad_sizes(field):
     with pytest.raises(ValueError, match="power of two"):

@@ -56,9 +56,8 @@ def field_ntt_for(x, name: str = "x"):
         forward(x, field, root, input_order, output_order)   # X[k] = sum_j x[j] root^(jk)
         inverse(y, field, root, input_order, output_order)   # its exact inverse (root^-1, times n^-1)
         scale_by_powers(x, field, base)                      # x[:, j] * base^j (coset shifts)
-    with orders "natural" or "bitrev", arguments already validated; optionally
         twiddle_grid(x, field, root, row0, col0, row_step, col_step)  # 4-step twiddles, (rows, cols, limbs)
-    which dist.ntt_large uses (without it, the block is multiplied on the host)."""
+    with orders "natural" or "bitrev", arguments already validated (twiddle_grid serves dist.ntt_large)."""
     global _FIELD_CPU, _FIELD_GPU
     if _CPU.owns(x):
         if _FIELD_CPU is None:

@@ -76,11 +76,6 @@ def int_digits(value: int, count: int) -> np.ndarray:
     return np.array([(value >> (DIGIT_BITS * k)) & mask for k in range(count)], dtype=U64).reshape(count, 1)
 
 
-def digits_int(d: np.ndarray) -> int:
-    """A (count,) or (count, 1) digit vector as a Python int (for tables and tests, not hot paths)."""
-    return sum(int(v) << (DIGIT_BITS * k) for k, v in enumerate(np.asarray(d).reshape(-1)))
-
-
 # -- the arithmetic of one field on digit arrays ---------------------------------------------------
 
 class FieldDigits:
@@ -174,7 +169,6 @@ def field_digits(field: PrimeField) -> FieldDigits:
     return FieldDigits(field)
 
 
-@lru_cache(maxsize=8)
 def montgomery_powers(field: PrimeField, base: int, count: int) -> np.ndarray:
     """(digits, count): base^e R' mod p for e < count, by repeated doubling with mont_mul (read-only)."""
     ops = field_digits(field)
@@ -266,6 +260,11 @@ def _check_order(value, name):
         raise ValueError(f"{name} must be 'natural' or 'bitrev', got {value!r}")
 
 
+# The tables of the last two transforms (a forward and its inverse) are kept: 80 bytes per entry, so
+# a larger cache would hold gigabytes at 2^24; coset powers are made per call (cheaper than the NTT).
+twiddle_powers = lru_cache(maxsize=2)(montgomery_powers)
+
+
 class NumpyFieldNTT:
     """Field NTTs on NumPy arrays x of shape (batch, n, limbs) uint64, standard form, entries < p.
 
@@ -286,7 +285,7 @@ class NumpyFieldNTT:
         a = to_digits(x)
         if input_order == "bitrev":
             a = np.ascontiguousarray(a[..., bitrev_indices(log_n)])
-        powers = montgomery_powers(field, root, n // 2)
+        powers = twiddle_powers(field, root, n // 2)
         for s in range(log_n):
             _ct_stage(a, ops, _stage_twiddles(powers, log_n, s), 1 << s)
         if output_order == "natural":
@@ -302,7 +301,7 @@ class NumpyFieldNTT:
         a = to_digits(y)
         if input_order == "natural":
             a = np.ascontiguousarray(a[..., bitrev_indices(log_n)])
-        powers = montgomery_powers(field, pow(root, -1, field.p), n // 2)
+        powers = twiddle_powers(field, pow(root, -1, field.p), n // 2)
         n_inv = ops.montgomery_column(pow(n, -1, field.p))
         for s in reversed(range(log_n)):
             tw = _stage_twiddles(powers, log_n, s)
