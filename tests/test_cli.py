@@ -23,8 +23,3 @@ def test_bad_option_exits_nonzero():
     result = CliRunner().invoke(main, ["demo", "--log-n", "40"])
     assert result.exit_code != 0
     assert "log-n" in result.output
-
-
-def test_help_has_examples():
-    result = CliRunner().invoke(main, ["demo", "--help"])
-    assert result.exit_code == 0 and "Example" in result.output

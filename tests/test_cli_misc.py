@@ -99,8 +99,17 @@ def test_one_line_for_multi_line_errors():
     assert one_line(RuntimeError()) == "RuntimeError"
 
 
-def test_entry_point_object():
-    assert main.name == "main" or callable(main)
+def test_entry_point_is_the_command_group():
+    """pyproject's console script `hebatch` names hebatch.cli:main, the group holding every command."""
+    import importlib
+    import pathlib
+    import re
+
+    text = (pathlib.Path(__file__).resolve().parent.parent / "pyproject.toml").read_text()
+    target = re.search(r'^hebatch\s*=\s*"([\w.]+):(\w+)"', text, re.M)
+    assert target, "no hebatch console script in pyproject.toml"
+    loaded = getattr(importlib.import_module(target.group(1)), target.group(2))
+    assert loaded is main and {"ntt", "zk-ntt", "bfv", "bench", "cluster", "info"} <= set(main.commands)
 
 
 def _sigint_handler():

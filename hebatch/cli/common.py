@@ -11,7 +11,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-import hebatch as hb
+from hebatch.field import NAMED_FIELDS
 
 # Status lines, progress bars and tables for people go to stderr; --json output alone goes to stdout.
 console = Console(stderr=True)
@@ -65,7 +65,8 @@ def status(message: str) -> None:
     console.print(message, highlight=False)
 
 
-NAMED_MODULI = {"goldilocks": hb.GOLDILOCKS, "babybear": hb.BABYBEAR}
+# The one-word named fields (goldilocks, babybear) by name, from hebatch.field's table
+NAMED_MODULI = {name: f.p for name, f in NAMED_FIELDS.items() if f.limbs == 1}
 
 
 def parse_modulus(text: str) -> int | tuple[int, ...]:
@@ -98,12 +99,6 @@ class ModulusType(click.ParamType):
 
 
 MODULUS = ModulusType()
-
-
-def dtype_for(modulus) -> str:
-    """The smallest word that holds residues of every modulus: uint32 below 2^32, else uint64."""
-    moduli = modulus if isinstance(modulus, tuple) else (modulus,)
-    return "uint32" if max(moduli) < 2**32 else "uint64"
 
 
 def repo_root() -> pathlib.Path | None:

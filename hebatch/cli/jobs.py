@@ -21,6 +21,7 @@ import hebatch as hb
 
 from .. import dist
 from ..dist.worker import to_host as host_array
+from ..dist.worker import worker_has_gpu
 from .common import console, parse_modulus, status
 from .io import open_batch, write_batch
 
@@ -136,7 +137,7 @@ def zk_case(field_name: str, log_n: int, inverse: bool, points: int, seed, devic
     field = resolve_field(field_name)
     rng = np.random.default_rng(seed)
     x = random_elements(field, 1 << log_n, rng)
-    use_gpu = device != "cpu" and _worker_has_gpu()
+    use_gpu = device != "cpu" and worker_has_gpu()
     if device == "gpu" and not use_gpu:
         raise RuntimeError("cluster.device = 'gpu' but the worker sees no CUDA GPU with CuPy")
     data = x
@@ -166,12 +167,6 @@ def _zk_record(x, y, field, log_n, inverse, points, rng, seconds, where, coset=F
             "device": where,
             "GBps": x.nbytes / seconds / 1e9 if seconds > 0 else 0.0, "points_checked": points,
             "points_wrong": len(wrong), "round_trip_exact": round_trip}
-
-
-def _worker_has_gpu() -> bool:
-    from ..backend import gpu_available
-
-    return gpu_available()
 
 
 def zk_ntt_job(config: dict, out_dir: pathlib.Path, device: str, client) -> dict:
