@@ -21,3 +21,23 @@ def test_remembered_arguments_still_refuse_bad_ones():
         check_transform_args((3, 2, 16), np.uint64, q, negacyclic=1)
     with pytest.raises(ValueError, match="root"):
         check_transform_args((3, 2, 16), np.uint64, q, negacyclic=True, root=[2, 2])
+
+
+def test_a_remembered_cyclic_modulus_is_still_refused_for_negacyclic():
+    q = 17  # 1 mod 16, not 1 mod 32: a cyclic NTT of 16 points exists, a negacyclic one does not
+    check_transform_args((16,), np.uint64, q)
+    check_transform_args((16,), np.uint64, q)  # now remembered
+    with pytest.raises(ValueError, match="mod"):
+        check_transform_args((16,), np.uint64, q, negacyclic=True)
+    with pytest.raises(ValueError, match="mod"):
+        check_transform_args((16,), np.uint64, [q], negacyclic=True)
+
+
+def test_entries_are_checked_on_every_call_with_remembered_arguments():
+    q = hb.ntt_primes(50, 16, 1)[0]
+    x = np.random.default_rng().integers(0, q, (4, 16), dtype=np.uint64)
+    hb.ntt(x, q, negacyclic=True)
+    hb.ntt(x, q, negacyclic=True)  # arguments remembered
+    x[2, 5] = q
+    with pytest.raises(ValueError, match="entries"):
+        hb.ntt(x, q, negacyclic=True)
