@@ -16,7 +16,7 @@ from dask.base import tokenize
 
 from .. import bfv as scheme
 from .arrays import current_client, from_numpy
-from .worker import describe_block
+from .worker import describe_block, failures_named
 
 _CONTEXTS: dict[tuple[str, str], "scheme.Context"] = {}
 _CONTEXTS_LOCK = threading.Lock()
@@ -46,12 +46,8 @@ def _bfv_task(*blocks, fn, payload, label, block_info=None):
     ctx = worker_context(payload.params, payload.backend)
     fingerprint, key_id = payload.params.fingerprint, payload.keys.key_id
     cts = [scheme.Ciphertext(ctx.ops.asarray(b), fingerprint, key_id) for b in blocks]
-    try:
+    with failures_named(describe_block(label, block_info)):
         out = fn(ctx, payload.keys, *cts)
-    except (ValueError, TypeError) as exc:  # name the chunk; the original stays the cause
-        if type(exc) not in (ValueError, TypeError):
-            raise
-        raise type(exc)(f"{exc} (in {describe_block(label, block_info)})") from exc
     if not isinstance(out, scheme.Ciphertext):
         raise TypeError(f"{label}: fn must return a bfv.Ciphertext, got {type(out).__name__}")
     return ctx.ops.to_host(out.data)

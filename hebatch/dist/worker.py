@@ -13,6 +13,7 @@ from __future__ import annotations
 import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from functools import lru_cache
 
 import numpy as np
@@ -209,11 +210,19 @@ def describe_block(label: str, block_info) -> str:
         return label
 
 
-def run_task(fn, *operands, device: str, where: str, keep_on_device: bool = False):
-    """on_worker, with the task named in the message of a failure (the original is its __cause__)."""
+@contextmanager
+def failures_named(where: str):
+    """Re-raise a failure of the block with `where` (the task's chunk) in its message; the original
+    stays its __cause__."""
     try:
-        return on_worker(fn, *operands, device=device, keep_on_device=keep_on_device)
+        yield
     except _CONTEXT_TYPES as exc:
         if type(exc) not in _CONTEXT_TYPES:  # subclasses may take other constructor arguments
             raise
         raise type(exc)(f"{exc} (in {where})") from exc
+
+
+def run_task(fn, *operands, device: str, where: str, keep_on_device: bool = False):
+    """on_worker, with the task named in the message of a failure (the original is its __cause__)."""
+    with failures_named(where):
+        return on_worker(fn, *operands, device=device, keep_on_device=keep_on_device)
