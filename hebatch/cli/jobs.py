@@ -132,7 +132,7 @@ ZK_DEFAULTS = {
 
 def zk_case(field_name: str, log_n: int, inverse: bool, points: int, seed, device: str, coset: bool = False) -> dict:
     """One timed transform of 2^log_n random elements with its exact checks (runs on a worker)."""
-    from .zk import run_transform, random_elements, resolve_field
+    from .zk import time_transform, random_elements, resolve_field
 
     field = resolve_field(field_name)
     rng = np.random.default_rng(seed)
@@ -140,21 +140,7 @@ def zk_case(field_name: str, log_n: int, inverse: bool, points: int, seed, devic
     use_gpu = device != "cpu" and worker_has_gpu()
     if device == "gpu" and not use_gpu:
         raise RuntimeError("cluster.device = 'gpu' but the worker sees no CUDA GPU with CuPy")
-    data = x
-    if use_gpu:
-        import cupy
-
-        data = cupy.asarray(x)
-    if use_gpu:  # warm-up: kernels and tables; on CPUs the first call's table set-up is part of the time
-        run_transform(data, field, inverse, coset)
-    start = time.perf_counter()
-    y = run_transform(data, field, inverse, coset)
-    if use_gpu:
-        import cupy
-
-        cupy.cuda.get_current_stream().synchronize()
-        y = y.get()
-    seconds = time.perf_counter() - start
+    y, seconds = time_transform(x, field, inverse, use_gpu, 1, coset)  # the same timing as `hebatch zk-ntt`
     return _zk_record(x, y, field, log_n, inverse, points, rng, seconds, "gpu" if use_gpu else "cpu", coset)
 
 

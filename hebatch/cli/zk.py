@@ -188,7 +188,7 @@ def zk_ntt(log_n, field_name, inverse, coset, verify, points, workers, scheduler
         y, seconds, extra = _run_spread(x, field, inverse, workers, scheduler, device, repeats)
         summary.update(extra)
     else:
-        y, seconds = _run_single(x, field, inverse, use_gpu, repeats, coset)
+        y, seconds = time_transform(x, field, inverse, use_gpu, repeats, coset)
         summary["mode"] = "single device"
     summary["seconds"] = seconds
     summary["throughput_GBps"] = x.nbytes / seconds / 1e9 if seconds > 0 else 0.0
@@ -208,7 +208,7 @@ def zk_ntt(log_n, field_name, inverse, coset, verify, points, workers, scheduler
     report(summary, as_json, "hebatch zk-ntt")
 
 
-def _run_single(x, field, inverse, use_gpu, repeats, coset=False):
+def time_transform(x, field, inverse, use_gpu, repeats, coset=False):
     """(host result, median seconds) of hb.ntt on this machine's CPU or GPU, after one warm-up."""
     if use_gpu:
         import cupy
