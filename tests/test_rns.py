@@ -9,6 +9,8 @@ import pytest
 import hebatch as hb
 from hebatch.backend.rns import RnsOps, rns_ops
 
+from . import rns_checks
+
 N = 64
 MODULI = tuple(hb.ntt_primes(61, N, 2) + hb.ntt_primes(40, N, 2) + hb.ntt_primes(30, N, 1))
 
@@ -36,94 +38,23 @@ def test_rns_ops_factory(ops):
         rns_ops("tpu")
 
 
-def test_elementwise(ops):
-    rng = random.Random()
-    a, b, c = (rand_residues(rng, (3,), MODULI) for _ in range(3))
-    scalars = [rng.randrange(2**200) for _ in MODULI]
-    got = {
-        "add": ops.add(a, b, MODULI), "sub": ops.sub(a, b, MODULI), "neg": ops.neg(a, MODULI),
-        "mul": ops.mul(a, b, MODULI), "mul_add": ops.mul_add(a, b, c, MODULI),
-        "mul_scalar": ops.mul_scalar(a, scalars, MODULI),
-    }
-    for k in range(3):
-        for i, q in enumerate(MODULI):
-            x, y, z = (as_int(v[k])[i] for v in (a, b, c))
-            want = {
-                "add": [(u + v) % q for u, v in zip(x, y)], "sub": [(u - v) % q for u, v in zip(x, y)],
-                "neg": [(-u) % q for u in x], "mul": [(u * v) % q for u, v in zip(x, y)],
-                "mul_add": [(u * v + w) % q for u, v, w in zip(x, y, z)],
-                "mul_scalar": [(u * scalars[i]) % q for u in x],
-            }
-            for name in want:
-                assert as_int(got[name][k])[i] == want[name], name
-
-
-def test_limb_broadcast(ops):
-    rng = random.Random()
-    a = rand_residues(rng, (2,), MODULI)
-    b = rand_residues(rng, (2,), (MODULI[-1],))  # limb axis of size 1, values < every modulus
-    got = ops.mul(a, b, MODULI)
-    for k in range(2):
-        for i, q in enumerate(MODULI):
-            assert as_int(got[k])[i] == [(int(u) * int(v)) % q for u, v in zip(a[k, i], b[k, 0])]
-
-
-def test_reduce_from_signed_centered_lift(ops):
-    rng = random.Random()
-    x = np.array([[rng.randrange(2**64) for _ in range(N)]], dtype=np.uint64)
-    got = ops.reduce(x, MODULI)
-    assert got.shape == (len(MODULI), N)
-    for i, q in enumerate(MODULI):
-        assert as_int(got)[i] == [int(v) % q for v in x[0]]
-    s = np.array([rng.randrange(-2**61, 2**61) for _ in range(N)], dtype=np.int64)
-    got = ops.from_signed(s, MODULI)
-    for i, q in enumerate(MODULI):
-        assert as_int(got)[i] == [int(v) % q for v in s]
-    m = rng.randrange(2**40, 2**62)
-    x = np.array([[rng.randrange(m) for _ in range(N)]], dtype=np.uint64)
-    got = ops.centered_lift(x, m, MODULI)
-    for i, q in enumerate(MODULI):
-        want = [(int(v) if int(v) <= m // 2 else int(v) - m) % q for v in x[0]]
-        assert as_int(got)[i] == want
+# The Python-int oracles of tests/rns_checks.py (shared with the GPU and host-kernel tests)
+@pytest.mark.parametrize("lead, limbs", [((), 1), ((3,), 5), ((2, 2), 3)])
+def test_elementwise_and_lifts(ops, lead, limbs):
+    moduli = rns_checks.moduli_for(N, limbs)
+    rns_checks.check_elementwise(ops, np.random.default_rng(), lead, N, moduli, np.asarray)
+    rns_checks.check_lifts(ops, np.random.default_rng(), lead, N, moduli, np.asarray)
 
 
 @pytest.mark.parametrize("limbs", [3, 20])
 def test_base_convert(ops, limbs):
-    rng = random.Random()
     src = tuple(hb.ntt_primes(61, N, limbs))
     dst = tuple(hb.ntt_primes(59, N, 3)) + (hb.ntt_primes(30, N, 1)[0],)
-    x = rand_residues(rng, (2,), src)
-    got = ops.base_convert(x, src, dst)
-    big_q = math.prod(src)
-    for k in range(2):
-        cols = as_int(x[k])
-        for c in range(N):
-            acc = sum((cols[i][c] * pow(big_q // q, -1, q) % q) * (big_q // q) for i, q in enumerate(src))
-            crt = acc % big_q
-            assert (acc - crt) // big_q < limbs
-            for j, p in enumerate(dst):
-                assert int(got[k, j, c]) == acc % p
+    rns_checks.check_base_convert(ops, np.random.default_rng(), (2,), N, src, dst, np.asarray)
 
 
-@pytest.mark.parametrize("g", [3, 5, 2 * N - 1, 2 * N - 3])
-def test_automorphism(ops, g):
-    rng = random.Random()
-    x = rand_residues(rng, (2,), MODULI)
-    got = ops.automorphism(x, g, MODULI, ntt_form=False)
-    for k in range(2):
-        for i, q in enumerate(MODULI):
-            want = [0] * N
-            for e, v in enumerate(as_int(x[k])[i]):
-                d = (e * g) % (2 * N)
-                if d >= N:
-                    want[d - N] = (want[d - N] - v) % q
-                else:
-                    want[d] = (want[d] + v) % q
-            assert as_int(got[k])[i] == want
-    # NTT form: the automorphism commutes with the transform
-    via_ntt = hb.intt(ops.automorphism(hb.ntt(x, MODULI, negacyclic=True), g, MODULI, ntt_form=True), MODULI,
-                      negacyclic=True)
-    assert np.array_equal(via_ntt, got)
+def test_automorphism(ops):
+    rns_checks.check_automorphism(ops, np.random.default_rng(), (2,), N, MODULI, np.asarray)
 
 
 def test_ntt_negacyclic_product(ops):
@@ -142,14 +73,4 @@ def test_ntt_negacyclic_product(ops):
 
 
 def test_random(ops):
-    u = ops.random_uniform((4, len(MODULI), 4096), MODULI)
-    assert u.dtype == np.uint64 and u.shape == (4, len(MODULI), 4096)
-    for i, q in enumerate(MODULI):
-        assert int(u[:, i].max()) < q and int(u[:, i].max()) > q // 2  # spread over the range
-    t = ops.random_ternary((8, 4096))
-    assert t.dtype == np.int64 and set(np.unique(t).tolist()) == {-1, 0, 1}
-    assert all(abs(int((t == v).sum()) - 8 * 4096 / 3) < 600 for v in (-1, 0, 1))
-    e = ops.random_gaussian((8, 4096), 3.2)
-    assert e.dtype == np.int64 and int(np.abs(e).max()) <= 19
-    assert 2.9 < float(e.std()) < 3.5 and abs(float(e.mean())) < 0.2
-    assert not np.array_equal(ops.random_ternary((64,)), ops.random_ternary((64,)))
+    rns_checks.check_random(ops, np.asarray)
