@@ -14,10 +14,12 @@ OUT is set).
     python benchmarks/bfv_bench.py --presets n16384   # one preset
     python benchmarks/bfv_bench.py --cpu --quick      # smoke run of the script on the CPU backend
 
-Variants: "fused" is hebatch.bfv.Context as it is (multiply and key switching through the fused
-RnsOps steps tensor, behz_extend, behz_floor, behz_sk, inner_product, mod_down: one kernel each on the
-GPU); "plain" is the same scheme with those steps replaced by RnsOps' generic compositions of the
-elementary primitives (one launch per primitive), which give identical ciphertexts.
+Variants: "graphs" is hebatch.bfv.Context as it is: multiply and key switching through the fused
+RnsOps steps (tensor, behz_extend, behz_floor, behz_sk, inner_product, mod_down: one kernel each on
+the GPU), and multiply, relinearize and rotations of small batches replayed from recorded CUDA graphs
+(Context(graphs=True)); "fused" is the same without graphs (every kernel launched from Python);
+"plain" also replaces the fused steps by RnsOps' generic compositions of the elementary primitives
+(one launch per primitive). All three give identical ciphertexts.
 """
 
 from __future__ import annotations
@@ -124,12 +126,12 @@ class CallCounter:
 
 def count_calls(ctx, fn, inp) -> dict:
     """RnsOps calls made by one fn(inp) on ctx."""
-    ops = ctx.ops
-    ctx.ops = counter = CallCounter(ops)
+    ops, graphs = ctx.ops, ctx.graphs
+    ctx.ops, ctx.graphs = (counter := CallCounter(ops)), None  # a replayed graph makes no calls
     try:
         fn(inp)
     finally:
-        ctx.ops = ops
+        ctx.ops, ctx.graphs = ops, graphs
     return dict(sorted(counter.calls.items()))
 
 
@@ -149,7 +151,7 @@ def run_variant(name, params, variant, cpu, batch, rng, timed, fft_ms, copy_gbps
     rows = []
     limbs = len(params.q)
     try:
-        ctx = bfv.Context(params, backend="cpu" if cpu else "gpu")
+        ctx = bfv.Context(params, backend="cpu" if cpu else "gpu", graphs=variant == "graphs")
         if variant == "plain":
             ctx.ops = composed_steps(ctx.ops)
         keys = ctx.keygen(rotations=[1])
@@ -184,7 +186,7 @@ def main(argv=None) -> int:
     parser.add_argument("--repeats", type=int, default=25)
     parser.add_argument("--presets", default=",".join(PRESETS), help="comma-separated preset names")
     parser.add_argument("--batch", type=int, default=BATCH, help="ciphertexts per batched call")
-    parser.add_argument("--variants", default="plain,fused", help="comma-separated: plain, fused")
+    parser.add_argument("--variants", default="plain,fused,graphs", help="comma-separated: plain, fused, graphs")
     parser.add_argument("--out", type=pathlib.Path, default=ROOT / "benchmarks" / "results",
                         help="directory of the JSON result")
     args = parser.parse_args(argv)
@@ -214,8 +216,8 @@ def main(argv=None) -> int:
     rows, refs = [], {}
     print(f"device: {device}  batch: {batch}  repeats: {repeats}")
     variants = [v for v in args.variants.split(",") if v]
-    if not set(variants) <= {"plain", "fused"}:
-        parser.error(f"--variants: plain and/or fused, got {args.variants}")
+    if not set(variants) <= {"plain", "fused", "graphs"}:
+        parser.error(f"--variants: any of plain, fused, graphs, got {args.variants}")
     print(f"{'preset':>8} {'log q':>5} {'variant':>7} {'operation':>15} {'1 ct ms':>9} {f'per ct of {batch} ms':>17}"
           f" {'cuFFT ms':>9} {'copy GB/s':>9} {'calls':>6}")
     for name, params in available_presets(names):

@@ -80,7 +80,7 @@ def profile_steps(ctx, fn, inputs, repeats):
     """Median host and GPU microseconds per step name over `repeats` calls (per call: summed over the
     calls of that step)."""
     timer = StepTimer()
-    ops, ntt, intt = ctx.ops, context_module._ntt, context_module._intt
+    ops, ntt, intt = ctx.ops, context_module._ntt, context_module._intt  # a Context(graphs=False)
     ctx.ops = TimedOps(ops, timer)
     context_module._ntt = timer.wrap("ring_ntt", ntt)
     context_module._intt = timer.wrap("ring_intt", intt)
@@ -116,7 +116,7 @@ def main(argv=None):
     parser.add_argument("--repeats", type=int, default=8)
     args = parser.parse_args(argv)
     params = bfv.Params.preset(args.preset)
-    ctx = bfv.Context(params, backend="gpu")
+    ctx = bfv.Context(params, backend="gpu", graphs=False)  # every launch from Python, to be timed
     keys = ctx.keygen(rotations=[1])
     rng = np.random.default_rng()
     result = dict(preset=args.preset, op=args.op, device=cp.cuda.runtime.getDeviceProperties(0)["name"].decode(),

@@ -19,7 +19,7 @@ def test_cpu_quick_run_writes_json(tmp_path, monkeypatch, capsys):
     record = json.loads(files[0].read_text())
     assert record["benchmark"] == "bfv" and record["backend"] == "cpu"
     cases = {(r["variant"], r["case"]): r for r in record["results"]}
-    assert set(cases) == {(v, op) for v in ("plain", "fused") for op in bench.OPERATIONS}
+    assert set(cases) == {(v, op) for v in ("plain", "fused", "graphs") for op in bench.OPERATIONS}
     for entry in cases.values():
         assert "error" not in entry, entry.get("error")
         assert entry["latency_ms"] > 0 and entry["per_ciphertext_ms"] > 0 and entry["n"] == 4096

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import math
-from functools import cached_property
+from functools import cached_property, partial
 
 import numpy as np
 
@@ -62,9 +62,13 @@ class Context:
 
     params: a bfv.Params. backend: "cpu" (NumPy), "gpu" (CuPy) or "auto" (the GPU if CuPy and a GPU
     work, else the CPU). Every computation goes through the backend's RnsOps.
+    graphs: on the GPU, multiply, relinearize and the rotations of small batches (up to 32 MiB of
+    operands and key) are recorded as CUDA graphs on their second call with the same shapes and
+    replayed from then on: one launch instead of dozens (hebatch.backend.graphs). Keys must not be
+    modified in place while a context uses them. False launches every kernel from Python.
     """
 
-    def __init__(self, params: Params, backend: str = "auto"):
+    def __init__(self, params: Params, backend: str = "auto", graphs: bool = True):
         if not isinstance(params, Params):
             raise TypeError(f"params must be a bfv.Params, got {type(params).__name__}")
         self.params = params
@@ -76,6 +80,13 @@ class Context:
         self.qp = self.q + (params.special,)
         self.big_q = math.prod(self.q)
         self._last_keys: Keys | None = None
+        if not isinstance(graphs, bool):
+            raise TypeError(f"graphs must be True or False, got {graphs!r}")
+        self.graphs = None  # a GraphReplayer, or None: every launch from Python
+        if graphs and self.backend == "gpu":
+            from ..backend.graphs import GraphReplayer
+
+            self.graphs = GraphReplayer()
 
     @property
     def xp(self):
@@ -151,6 +162,12 @@ class Context:
         except ValueError:
             raise ValueError(f"{name_a} (batch {tuple(shape_a)}) and {name_b} (batch {tuple(shape_b)}): "
                              "batch shapes do not broadcast") from None
+
+    def _replayed(self, key, fn, inputs, constants=(), owners=()):
+        """fn(*inputs, *constants), from a recorded CUDA graph where this context keeps them."""
+        if self.graphs is None:
+            return fn(*inputs, *constants)
+        return self.graphs(key, fn, inputs, constants, owners)
 
     def _ct(self, data, key_id):
         return Ciphertext(data, self.params.fingerprint, key_id)
@@ -376,14 +393,26 @@ class Context:
         in NTT form over q and B_sk, scaling by t/q with the fast floor and Shenoy-Kumaresan back to q.
         Gives 3 components, relinearized to 2 when relin_key is given."""
         da, db, key_id = self._pair(a, b)
+        ksk = None
         if relin_key is not None:
             self._same_key(("a", a), ("relin_key", relin_key))
+            ksk = self._data(relin_key, RelinKey, "relin_key")
         if da.shape[-3] != 2:
             raise ValueError("multiply needs 2-component ciphertexts: relinearize first")
+        square = a is b
+        inputs = (da,) if square else (da, db)
+        constants, owners = ((ksk,), (relin_key,)) if ksk is not None else ((), ())
+        fn = partial(self._product, square=square, relin=ksk is not None)
+        return self._ct(self._replayed(("multiply", square, ksk is not None), fn, inputs, constants, owners), key_id)
+
+    def _product(self, *arrays, square, relin):
+        """Data of a * b (3 components), relinearized when relin (arrays: a, [b unless square], [key])."""
         ops, xp, q = self.ops, self.xp, self.q
+        da = arrays[0]
+        db = da if square else arrays[1]
         bsk = self._behz[2]
         full = q + bsk
-        if a is b:  # squaring: extend and transform one ciphertext; d1 = 2 a0 a1
+        if square:  # extend and transform one ciphertext; d1 = 2 a0 a1
             x_full = _ntt(xp.concatenate([da, self._extend_to_bsk(da)], axis=-2), full)
             a0, a1 = x_full[..., 0, :, :], x_full[..., 1, :, :]
             cross = ops.mul(a0, a1, full)
@@ -394,8 +423,8 @@ class Context:
             x_full = _ntt(xp.concatenate([x, self._extend_to_bsk(x)], axis=-2), full)
             d = ops.tensor(x_full[..., :2, :, :], x_full[..., 2:, :, :], full)
         d = _intt(d, full)
-        ct = self._ct(self._scale_down(d[..., :self.L, :], d[..., self.L:, :]), key_id)
-        return self.relinearize(ct, relin_key) if relin_key is not None else ct
+        product = self._scale_down(d[..., :self.L, :], d[..., self.L:, :])
+        return self._relinearized(product, arrays[-1]) if relin else product
 
     def square(self, a: Ciphertext, relin_key: RelinKey | None = None) -> Ciphertext:
         """a * a."""
@@ -420,7 +449,11 @@ class Context:
             return self._ct(c.copy(), key_id)
         if c.shape[-3] != 3:
             raise ValueError(f"ct: relinearize takes 3 components, got {c.shape[-3]}")
-        return self._ct(self._key_switch(c[..., 2, :, :], ksk, add=c[..., :2, :, :]), key_id)
+        return self._ct(self._replayed(("relinearize",), self._relinearized, (c,), (ksk,), (relin_key,)), key_id)
+
+    def _relinearized(self, c, ksk):
+        """Data (..., 2, L, n) of the 3-component c switched to 2 components."""
+        return self._key_switch(c[..., 2, :, :], ksk, add=c[..., :2, :, :])
 
     def _default_keys(self, name):
         if self._last_keys is None:
@@ -440,10 +473,15 @@ class Context:
         if galois_elt not in galois_keys.elements:
             galois_keys.key_for(galois_elt)  # raises, naming the missing key
         ksk = self.ops.asarray(galois_keys.data[galois_keys.elements.index(galois_elt)])  # that key only moves
+        fn = partial(self._galois_applied, galois_elt=galois_elt)
+        return self._ct(self._replayed(("galois", galois_elt), fn, (c,), (ksk,), (galois_keys,)), key_id)
+
+    def _galois_applied(self, c, ksk, *, galois_elt):
+        """Data of ct(X^g) switched back to s, with ksk the key of g."""
         moved = self.ops.automorphism(c, galois_elt, self.q, ntt_form=False)
         switched = self._key_switch(moved[..., 1, :, :], ksk)
         c0 = self.ops.add(moved[..., 0, :, :], switched[..., 0, :, :], self.q)
-        return self._ct(self.xp.stack([c0, switched[..., 1, :, :]], axis=-3), key_id)
+        return self.xp.stack([c0, switched[..., 1, :, :]], axis=-3)
 
     def _check_galois_keys(self, galois_keys):
         """Type and parameters of a GaloisKeys, without moving its (large) data to the device."""

@@ -1,0 +1,154 @@
+"""CUDA graph replay of deterministic device computations (CuPy).
+
+A BFV multiplication or rotation on one ciphertext is some forty kernel launches of a few
+microseconds of GPU work each; launched one by one from Python, the host is the bottleneck. A
+`GraphReplayer` records such a computation once as a CUDA graph and afterwards replays it with one
+launch.
+
+What may be recorded: a function of device arrays that returns one new device array, launches its
+work on the current stream, never waits for the GPU or copies from the host once it has run for
+these shapes (its tables and plans are cached by then), and always launches the same kernels with the
+same scalar arguments for the same cache key. Random sampling (a counter that changes per call) and
+anything that reads results back to the host cannot be recorded.
+
+Life of a cache key: the first call runs the function directly (building tables and plans); the
+second records the graph on a private stream with a private memory pool (so no other allocation ever
+reuses its buffers), replays it once and compares with a direct run: only an identical result keeps
+the graph (otherwise the key runs directly from then on, with a warning). Later calls copy the inputs
+into the graph's input buffers, replay, and copy the output out.
+"""
+
+from __future__ import annotations
+
+import threading
+import warnings
+from collections import OrderedDict
+
+_SEEN, _OFF = "seen", "off"
+
+
+class _Recorded:
+    """One recorded graph: its input and constant buffers, output buffer and private memory pool."""
+
+    def __init__(self, cp, fn, inputs, constants, owners):
+        self.cp = cp
+        self.pool = cp.cuda.MemoryPool()
+        with cp.cuda.using_allocator(self.pool.malloc):
+            self.inputs = [cp.empty(a.shape, dtype=a.dtype) for a in inputs]
+            self.constants = [cp.empty(c.shape, dtype=c.dtype) for c in constants]
+        for dst, src in zip(self.constants, constants):
+            dst[...] = src
+        self.owners = list(owners)  # held, so that an id is never reused for another key while recorded
+        stream = cp.cuda.Stream(non_blocking=True)
+        # the buffers were filled on the caller's stream; the recording stream orders nothing at replay
+        stream.begin_capture()
+        out = None
+        try:
+            with cp.cuda.using_allocator(self.pool.malloc), stream:
+                out = fn(*self.inputs, *self.constants)
+        finally:
+            graph = stream.end_capture()  # raises too when the recording was invalidated
+        if not isinstance(out, cp.ndarray):
+            raise TypeError(f"a recorded function must return one CuPy array, got {type(out).__name__}")
+        self.graph, self.out = graph, out
+        self.lock = threading.Lock()
+        self.done = None  # event after the last replay's output copy
+
+    def replay(self, inputs, constants, owners):
+        with self.lock:
+            return self._replay(inputs, constants, owners)
+
+    def _replay(self, inputs, constants, owners):
+        cp = self.cp
+        stream = cp.cuda.get_current_stream()
+        if self.done is not None:  # a replay from another stream may still read or write the buffers
+            stream.wait_event(self.done)
+        for dst, src in zip(self.inputs, inputs):
+            dst[...] = src
+        for i, (dst, src, owner) in enumerate(zip(self.constants, constants, owners)):
+            if owner is not self.owners[i]:  # another key object: its data moves in
+                dst[...] = src
+                self.owners[i] = owner
+        self.graph.launch(stream=stream)
+        out = self.out.copy()  # the next replay overwrites self.out
+        self.done = stream.record()
+        return out
+
+
+class GraphReplayer:
+    """Records and replays CUDA graphs per cache key (see the module docstring).
+
+    max_input_bytes: calls whose inputs and constants are larger run directly (large batches keep
+    the GPU busy without graphs, and each graph holds all its intermediates). max_graphs: recorded
+    graphs kept (least recently used dropped). cupy: the CuPy module (a stand-in in tests).
+    """
+
+    def __init__(self, max_input_bytes: int = 32 << 20, max_graphs: int = 32, cupy=None):
+        if cupy is None:
+            import cupy
+        self.cp = cupy
+        self.max_input_bytes, self.max_graphs = max_input_bytes, max_graphs
+        self._entries: OrderedDict = OrderedDict()
+        self._lock = threading.Lock()
+        self.replays = 0  # calls answered by a graph (for tests and benchmarks)
+
+    def __call__(self, key, fn, inputs=(), constants=(), owners=()):
+        """fn(*inputs, *constants), replayed from a graph where possible.
+
+        key: hashable, names fn and every scalar it bakes into its launches (shapes, dtypes and the
+        device are added here). constants: arrays that rarely change (keys); owners: one object per
+        constant whose identity says the constant's data is unchanged since the last call.
+        """
+        cp = self.cp
+        arrays = tuple(inputs) + tuple(constants)
+        if sum(a.nbytes for a in arrays) > self.max_input_bytes:
+            return fn(*arrays)
+        full_key = (key, cp.cuda.Device().id) + tuple((a.shape, a.dtype.str) for a in arrays)
+        with self._lock:
+            entry = self._entries.get(full_key)
+            if entry is None:
+                self._entries[full_key] = _SEEN
+                self._trim()
+            else:
+                self._entries.move_to_end(full_key)
+        if entry is None or entry == _OFF:
+            return fn(*arrays)
+        if entry == _SEEN:
+            return self._record(full_key, fn, inputs, constants, owners)
+        self.replays += 1
+        return entry.replay(inputs, constants, owners)
+
+    def _record(self, full_key, fn, inputs, constants, owners):
+        cp = self.cp
+        arrays = tuple(inputs) + tuple(constants)
+        try:
+            recorded = _Recorded(cp, fn, inputs, constants, owners)
+            out = recorded.replay(inputs, constants, owners)
+        except Exception as err:  # noqa: BLE001 - recording is an optimisation; the direct run decides
+            self._set(full_key, _OFF)
+            warnings.warn(f"CUDA graph for {full_key[0]!r} not recorded ({type(err).__name__}: {err}); "
+                          "running its launches one by one", RuntimeWarning, stacklevel=3)
+            return fn(*arrays)
+        direct = fn(*arrays)
+        if not bool(cp.array_equal(out, direct)):
+            self._set(full_key, _OFF)
+            warnings.warn(f"CUDA graph for {full_key[0]!r} replayed a different result than its direct run; "
+                          "running its launches one by one", RuntimeWarning, stacklevel=3)
+            return direct
+        self._set(full_key, recorded)
+        return direct
+
+    def _set(self, full_key, value):
+        with self._lock:
+            self._entries[full_key] = value
+            self._trim()
+
+    def _trim(self):
+        recorded = [k for k, v in self._entries.items() if isinstance(v, _Recorded)]
+        for k in recorded[:max(0, len(recorded) - self.max_graphs)]:
+            del self._entries[k]
+        while len(self._entries) > 4 * self.max_graphs:
+            self._entries.popitem(last=False)
+
+
+__all__ = ["GraphReplayer"]

@@ -1,0 +1,170 @@
+"""GraphReplayer's bookkeeping (record on the second call, verify, replay, fall back, key owners,
+eviction) against a stand-in for CuPy whose "graphs" re-run the recorded launches on the recorded
+buffers, as CUDA graphs do. The real recording runs in tests/test_gpu_bfv.py on a GPU."""
+
+import contextlib
+import types
+import warnings
+
+import numpy as np
+import pytest
+
+from hebatch.backend.graphs import GraphReplayer
+
+
+class FakeCuda:
+    """Launches run at once, or are recorded while a stream captures; a graph replays them."""
+
+    def __init__(self):
+        self.capturing = None  # list of recorded launches while capturing
+        self.launches = 0
+        outer = self
+
+        class Stream:
+            def __init__(self, non_blocking=False):
+                pass
+
+            def begin_capture(self):
+                outer.capturing = []
+
+            def end_capture(self):
+                recorded, outer.capturing = outer.capturing, None
+                return types.SimpleNamespace(launch=lambda stream=None: [f() for f in recorded])
+
+            def record(self):
+                return object()
+
+            def wait_event(self, event):
+                pass
+
+            def __enter__(self):
+                return self
+
+            def __exit__(self, *exc):
+                return False
+
+        self.cuda = types.SimpleNamespace(
+            MemoryPool=lambda: types.SimpleNamespace(malloc=None),
+            using_allocator=lambda malloc: contextlib.nullcontext(),
+            Stream=Stream, get_current_stream=lambda: Stream(),
+            Device=lambda: types.SimpleNamespace(id=0))
+        self.ndarray, self.empty, self.array_equal = np.ndarray, np.empty, np.array_equal
+
+    def launch(self, fn):
+        """A kernel launch: fn() writes its output buffer."""
+        self.launches += 1
+        if self.capturing is not None:
+            self.capturing.append(fn)
+        else:
+            fn()
+
+
+def affine(fake, calls):
+    """x * 3 + k, one launch, counting direct runs in calls."""
+
+    def fn(x, k):
+        calls.append(1)
+        out = np.empty_like(x)
+        fake.launch(lambda: np.copyto(out, x * 3 + k))
+        return out
+
+    return fn
+
+
+def test_records_on_second_call_then_replays_fresh_inputs():
+    fake, calls = FakeCuda(), []
+    rep = GraphReplayer(cupy=fake)
+    fn, key = affine(fake, calls), np.arange(4, dtype=np.uint64)
+    rng = np.random.default_rng()
+    for i in range(6):
+        x = rng.integers(0, 1000, size=4, dtype=np.uint64)
+        out = rep("affine", fn, (x,), (key,), (key,))
+        assert np.array_equal(out, x * 3 + key)
+    # direct runs: call 1 (warm-up), call 2 (inside the recording and the check); replays after
+    assert len(calls) == 3 and rep.replays == 4
+
+
+def test_replay_output_is_not_overwritten_by_the_next_replay():
+    fake = FakeCuda()
+    rep = GraphReplayer(cupy=fake)
+    fn, key = affine(fake, []), np.zeros(3, dtype=np.uint64)
+    outs = [rep("affine", fn, (np.full(3, v, dtype=np.uint64),), (key,), (key,)) for v in range(5)]
+    assert [int(o[0]) for o in outs] == [0, 3, 6, 9, 12]
+
+
+def test_new_key_object_moves_its_data_in():
+    fake = FakeCuda()
+    rep = GraphReplayer(cupy=fake)
+    fn = affine(fake, [])
+    x = np.arange(4, dtype=np.uint64)
+    k1, k2 = np.ones(4, dtype=np.uint64), np.full(4, 7, dtype=np.uint64)
+    for _ in range(3):
+        assert np.array_equal(rep("affine", fn, (x,), (k1,), (k1,)), x * 3 + 1)
+    assert np.array_equal(rep("affine", fn, (x,), (k2,), (k2,)), x * 3 + 7)
+    assert np.array_equal(rep("affine", fn, (x,), (k1,), (k1,)), x * 3 + 1)
+
+
+def test_shapes_and_keys_are_separate_graphs():
+    fake = FakeCuda()
+    rep = GraphReplayer(cupy=fake)
+    fn = affine(fake, [])
+    for n in (4, 8, 4, 8, 4, 8):
+        x = np.arange(n, dtype=np.uint64)
+        k = np.ones(n, dtype=np.uint64)
+        assert np.array_equal(rep("affine", fn, (x,), (k,), (k,)), x * 3 + 1)
+    assert rep.replays == 2
+
+
+def test_failed_recording_falls_back_with_a_warning():
+    fake = FakeCuda()
+    rep = GraphReplayer(cupy=fake)
+
+    def fn(x):
+        if fake.capturing is not None:
+            raise RuntimeError("cudaErrorStreamCaptureUnsupported: synchronize while capturing")
+        return x + 1
+
+    x = np.arange(3)
+    assert np.array_equal(rep("f", fn, (x,)), x + 1)
+    with pytest.warns(RuntimeWarning, match="not recorded.*synchronize while capturing"):
+        assert np.array_equal(rep("f", fn, (x,)), x + 1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert np.array_equal(rep("f", fn, (x,)), x + 1)  # direct from now on, no new warning
+    assert rep.replays == 0
+
+
+def test_a_graph_that_replays_differently_is_dropped():
+    fake = FakeCuda()
+    rep = GraphReplayer(cupy=fake)
+    scale = [3]
+
+    def fn(x):  # bakes a host value into its launch: replays differ once the value changes
+        out = np.empty_like(x)
+        s = scale[0]
+        fake.launch(lambda: np.copyto(out, x * s))
+        scale[0] += 1
+        return out
+
+    x = np.arange(1, 4)
+    rep("f", fn, (x,))
+    with pytest.warns(RuntimeWarning, match="different result"):
+        rep("f", fn, (x,))
+    assert rep.replays == 0
+
+
+def test_large_inputs_run_directly_and_graphs_are_bounded():
+    fake = FakeCuda()
+    rep = GraphReplayer(max_input_bytes=64, max_graphs=2, cupy=fake)
+    calls = []
+    fn = affine(fake, calls)
+    big = np.zeros(16, dtype=np.uint64)  # 128 bytes
+    for _ in range(3):
+        rep("affine", fn, (big,), (big,), (big,))
+    assert len(calls) == 3 and rep.replays == 0
+    for n in (1, 2, 3):  # three recorded shapes, two kept
+        x = np.zeros(n, dtype=np.uint64)
+        for _ in range(2):
+            rep("affine", fn, (x,), (x,), (x,))
+    recorded = [v for v in rep._entries.values() if not isinstance(v, str)]
+    assert len(recorded) == 2
