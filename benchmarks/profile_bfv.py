@@ -108,6 +108,35 @@ def profile_steps(ctx, fn, inputs, repeats):
                        gpu_us=statistics.median(c[2][k][1] for c in calls)) for k in names})
 
 
+def graph_times(params, keys, op, rng, repeats=30):
+    """One ciphertext on a Context(graphs=True): median latency of the call (CUDA events around it),
+    host time of the call (no wait), and GPU time of the recorded graph's launch alone."""
+    ctx = bfv.Context(params, backend="gpu")
+    fn, inputs = operation_inputs(ctx, keys, params, 1, rng)[op]
+    for i in range(3):  # direct, recorded, replayed
+        fn(inputs[i % len(inputs)])
+    graphs = [v for v in ctx.graphs._entries.values() if not isinstance(v, str)]
+    lat, host, launch = [], [], []
+    for i in range(repeats):
+        start, end = cp.cuda.Event(), cp.cuda.Event()
+        cp.cuda.Device().synchronize()
+        start.record()
+        t0 = time.perf_counter()
+        fn(inputs[i % len(inputs)])
+        host.append((time.perf_counter() - t0) * 1e6)
+        end.record()
+        end.synchronize()
+        lat.append(cp.cuda.get_elapsed_time(start, end) * 1e3)
+        start.record()
+        for g in graphs:
+            g.graph.launch(stream=cp.cuda.get_current_stream())
+        end.record()
+        end.synchronize()
+        launch.append(cp.cuda.get_elapsed_time(start, end) * 1e3)
+    return dict(latency_us=statistics.median(lat), host_us=statistics.median(host),
+                graph_gpu_us=statistics.median(launch), graphs=len(graphs), replays=ctx.graphs.replays)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--preset", default="n16384")
@@ -132,6 +161,8 @@ def main(argv=None):
         print(f"{'step':>16} {'calls':>5} {'host us':>9} {'gpu us':>9}")
         for name, s in sorted(prof["steps"].items(), key=lambda kv: -kv[1]["gpu_us"]):
             print(f"{name:>16} {s['count']:5d} {s['host_us']:9.1f} {s['gpu_us']:9.1f}")
+    result["graphs_batch1"] = graph_times(params, keys, args.op, rng)
+    print("\nbatch 1 with CUDA graphs (us):", {k: round(v, 1) for k, v in result["graphs_batch1"].items()})
     fn, inputs = operation_inputs(ctx, keys, params, 1, rng)[args.op]
     profiler = cProfile.Profile()
     cp.cuda.Device().synchronize()

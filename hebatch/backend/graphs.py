@@ -27,6 +27,15 @@ from collections import OrderedDict
 _SEEN, _OFF = "seen", "off"
 
 
+def _copy_into(dst, src):
+    """dst[...] = src on the current stream: a plain device-to-device copy where both are contiguous
+    (a few microseconds less host time than an element-wise copy kernel)."""
+    if src.flags.c_contiguous and hasattr(dst.data, "copy_from_device_async"):
+        dst.data.copy_from_device_async(src.data, src.nbytes)
+    else:
+        dst[...] = src
+
+
 class _Recorded:
     """One recorded graph: its input and constant buffers, output buffer and private memory pool."""
 
@@ -37,7 +46,7 @@ class _Recorded:
             self.inputs = [cp.empty(a.shape, dtype=a.dtype) for a in inputs]
             self.constants = [cp.empty(c.shape, dtype=c.dtype) for c in constants]
         for dst, src in zip(self.constants, constants):
-            dst[...] = src
+            _copy_into(dst, src)
         self.owners = list(owners)  # held, so that an id is never reused for another key while recorded
         stream = cp.cuda.Stream(non_blocking=True)
         # the buffers were filled on the caller's stream; the recording stream orders nothing at replay
@@ -64,13 +73,14 @@ class _Recorded:
         if self.done is not None:  # a replay from another stream may still read or write the buffers
             stream.wait_event(self.done)
         for dst, src in zip(self.inputs, inputs):
-            dst[...] = src
+            _copy_into(dst, src)
         for i, (dst, src, owner) in enumerate(zip(self.constants, constants, owners)):
             if owner is not self.owners[i]:  # another key object: its data moves in
-                dst[...] = src
+                _copy_into(dst, src)
                 self.owners[i] = owner
         self.graph.launch(stream=stream)
-        out = self.out.copy()  # the next replay overwrites self.out
+        out = cp.empty(self.out.shape, dtype=self.out.dtype)  # the next replay overwrites self.out
+        _copy_into(out, self.out)
         self.done = stream.record()
         return out
 
