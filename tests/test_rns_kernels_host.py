@@ -162,3 +162,20 @@ def test_device_code_paths_with_a_cupy_like_module(cpu):
     want = cpu.mul_scalar(cpu.mul(a, b, q), [5, 7, 11], q)
     assert (first == want).all() and (again == want).all()
     rns_checks.check_base_convert(ops, rng, (2,), n, q[:2], q[2:], to_host, reference=cpu)
+
+
+def test_threads_taking_several_coefficients(cpu, monkeypatch):
+    """Large launches give each thread several coefficients of its row: forced here on small data
+    (a fresh CupyRnsOps, so no launch plan of the other tests is reused)."""
+    from hebatch.backend import gpu_rns
+
+    monkeypatch.setattr(gpu_rns, "LARGE_LAUNCH", 1)
+    module = host_kernels.HostModule()
+    ops = gpu_rns.CupyRnsOps(xp=np, loader=lambda: module)
+    assert gpu_rns.CupyRnsOps._geometry(6, 512)[0][0] == 512 // (64 * gpu_rns.COLS_PER_THREAD)
+    rng = np.random.default_rng()
+    moduli = rns_checks.moduli_for(256, 3)
+    rns_checks.check_elementwise(ops, rng, (2,), 256, moduli, to_host, reference=cpu)
+    rns_checks.check_lifts(ops, rng, (2,), 256, moduli, to_host, reference=cpu)
+    both = rns_checks.moduli_for(256, 5)
+    rns_checks.check_base_convert(ops, rng, (2,), 256, both[:3], both[3:], to_host, reference=cpu)

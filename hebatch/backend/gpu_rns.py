@@ -26,6 +26,8 @@ from .rns import RnsOps
 BLOCK = 256
 SMALL_BLOCK = 64
 SMALL_LAUNCH = 132 * 4 * BLOCK  # threads: fewer than this get blocks of SMALL_BLOCK
+LARGE_LAUNCH = 1 << 23  # elements: from here each thread takes COLS_PER_THREAD coefficients of its row
+COLS_PER_THREAD = 4
 MAX_GRID_Y = 65535
 MAX_SRC_LIMBS = 64  # RNS_MAX_SRC in kernels/rns.cu
 MAX_PARTS = 4  # RNS_MAX_PARTS
@@ -132,10 +134,14 @@ class CupyRnsOps(RnsOps):
     @staticmethod
     def _geometry(rows, n):
         """(grid, block) for `rows` rows of n coefficients: 256 threads per block, or 64 when that
-        leaves fewer than about four blocks per SM of a large GPU (small batches of heavy kernels)."""
+        leaves fewer than about four blocks per SM of a large GPU (small batches of heavy kernels).
+        Large launches give each thread several coefficients of its row (the kernels loop over the grid),
+        so the per-row work of a thread (limb index, modulus constants) is shared by several elements
+        while the GPU still holds many times more threads than it runs at once."""
         block = BLOCK if rows * n >= SMALL_LAUNCH else SMALL_BLOCK
         block = min(block, max(32, n))
-        return (-(-n // block), min(rows, MAX_GRID_Y)), (block,)
+        per = COLS_PER_THREAD if rows * n >= LARGE_LAUNCH else 1
+        return (-(-n // (block * per)), min(rows, MAX_GRID_Y)), (block,)
 
     def _launch(self, name, rows, n, args):
         if rows == 0 or n == 0:
