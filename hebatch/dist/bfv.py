@@ -23,11 +23,14 @@ _CONTEXTS_LOCK = threading.Lock()
 
 
 def worker_context(params: "scheme.Params", backend: str = "auto") -> "scheme.Context":
-    """The BFV context of this process for (params, backend), built once and reused by every task."""
+    """The BFV context of this process for (params, backend), built once and reused by every task.
+    Chunks are batches that keep the GPU busy on their own, so kernels launch directly (no CUDA graphs:
+    recording them in a worker running several tasks at once failed on the GPU with an upload seen
+    during the recording)."""
     key = (params.fingerprint, backend)
     with _CONTEXTS_LOCK:
         if key not in _CONTEXTS:
-            _CONTEXTS[key] = scheme.Context(params, backend=backend)
+            _CONTEXTS[key] = scheme.Context(params, backend=backend, graphs=False)
         return _CONTEXTS[key]
 
 
