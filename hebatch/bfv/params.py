@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import math
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from ..field import is_prime, is_power_of_two, ntt_primes
 
@@ -117,7 +118,7 @@ class Params:
         """Bits of q * special, the number the security table bounds."""
         return self.log_q + self.special.bit_length()
 
-    @property
+    @cached_property  # checked on every operation: hashed once (the dataclass is frozen)
     def fingerprint(self) -> str:
         """A short hash of (n, t, q, special): objects of different parameters never mix."""
         text = f"bfv:{self.n}:{self.t}:{','.join(map(str, self.q))}:{self.special}"
