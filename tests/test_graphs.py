@@ -168,3 +168,17 @@ def test_large_inputs_run_directly_and_graphs_are_bounded():
             rep("affine", fn, (x,), (x,), (x,))
     recorded = [v for v in rep._entries.values() if not isinstance(v, str)]
     assert len(recorded) == 2
+
+
+def test_graph_memory_is_bounded():
+    fake = FakeCuda()
+    sizes = iter([300, 300, 300])
+    fake.cuda.MemoryPool = lambda: types.SimpleNamespace(malloc=None, total_bytes=lambda: next(sizes))
+    rep = GraphReplayer(max_graph_bytes=700, cupy=fake)
+    fn = affine(fake, [])
+    for n in (1, 2, 3):
+        x = np.zeros(n, dtype=np.uint64)
+        for _ in range(2):
+            rep("affine", fn, (x,), (x,), (x,))
+    recorded = [v for v in rep._entries.values() if not isinstance(v, str)]
+    assert len(recorded) == 2 and sum(v.nbytes for v in recorded) == 600

@@ -60,6 +60,8 @@ class _Recorded:
         if not isinstance(out, cp.ndarray):
             raise TypeError(f"a recorded function must return one CuPy array, got {type(out).__name__}")
         self.graph, self.out = graph, out
+        total = getattr(self.pool, "total_bytes", None)
+        self.nbytes = total() if total is not None else 0  # device memory this graph holds
         self.lock = threading.Lock()
         self.done = None  # event after the last replay's output copy
 
@@ -89,15 +91,17 @@ class GraphReplayer:
     """Records and replays CUDA graphs per cache key (see the module docstring).
 
     max_input_bytes: calls whose inputs and constants are larger run directly (large batches keep
-    the GPU busy without graphs, and each graph holds all its intermediates). max_graphs: recorded
-    graphs kept (least recently used dropped). cupy: the CuPy module (a stand-in in tests).
+    the GPU busy without graphs, and each graph holds all its intermediates). max_graphs and
+    max_graph_bytes: recorded graphs kept, and the device memory they may hold together (least
+    recently used dropped first). cupy: the CuPy module (a stand-in in tests).
     """
 
-    def __init__(self, max_input_bytes: int = 32 << 20, max_graphs: int = 32, cupy=None):
+    def __init__(self, max_input_bytes: int = 32 << 20, max_graphs: int = 32, max_graph_bytes: int = 2 << 30,
+                 cupy=None):
         if cupy is None:
             import cupy
         self.cp = cupy
-        self.max_input_bytes, self.max_graphs = max_input_bytes, max_graphs
+        self.max_input_bytes, self.max_graphs, self.max_graph_bytes = max_input_bytes, max_graphs, max_graph_bytes
         self._entries: OrderedDict = OrderedDict()
         self._lock = threading.Lock()
         self.replays = 0  # calls answered by a graph (for tests and benchmarks)
@@ -154,9 +158,11 @@ class GraphReplayer:
             self._trim()
 
     def _trim(self):
-        recorded = [k for k, v in self._entries.items() if isinstance(v, _Recorded)]
-        for k in recorded[:max(0, len(recorded) - self.max_graphs)]:
-            del self._entries[k]
+        recorded = [k for k, v in self._entries.items() if isinstance(v, _Recorded)]  # oldest first
+        held = sum(self._entries[k].nbytes for k in recorded)
+        while recorded and (len(recorded) > self.max_graphs or held > self.max_graph_bytes):
+            k = recorded.pop(0)
+            held -= self._entries.pop(k).nbytes
         while len(self._entries) > 4 * self.max_graphs:
             self._entries.popitem(last=False)
 
