@@ -117,3 +117,17 @@ def test_runs_on_a_given_scheduler(tmp_path):
                                    "--scheduler", running.scheduler_address, "--json"))
     assert summary["workers"] == 1 and summary["chunks_written"] == 3
     assert np.array_equal(zarr.open_group(str(tmp_path / "out.zarr"), mode="r")["data"][:], hb.ntt(x, hb.GOLDILOCKS))
+
+
+def test_chunk_counts_of_an_irregular_batch(tmp_path):
+    """write_batch reports the chunks the store holds: to_zarr makes irregular chunks regular."""
+    import dask.array as dsk
+
+    from hebatch.cli.io import write_batch
+
+    values = np.random.default_rng().integers(0, 2**63, size=(100, 4), dtype=np.uint64)
+    x = dsk.from_array(values, chunks=((10, 30, 20, 40), 4))
+    out = write_batch(x, tmp_path / "o.zarr", progress=False)
+    group = zarr.open_group(str(tmp_path / "o.zarr"), mode="r")
+    assert out["chunks_total"] == out["chunks_written"] == group["data_done"].shape[0]
+    assert (group["data"][:] == values).all()

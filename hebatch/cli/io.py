@@ -92,7 +92,6 @@ def write_batch(y: da.Array, path, *, component: str = "data", overwrite: bool =
     """
     kind = kind_of(path, name)
     path = os.fspath(path)
-    total = len(y.chunks[0]) if y.shape[0] else 0
     if kind == "zarr":
         if progress and console is not None:
             jobs = dist.to_zarr(y, path, component, overwrite=overwrite, compute=False)
@@ -101,8 +100,10 @@ def write_batch(y: da.Array, path, *, component: str = "data", overwrite: bool =
             written = len(jobs)
         else:
             written = dist.to_zarr(y, path, component, overwrite=overwrite, progress=progress)
-        return {"chunks_total": total, "chunks_written": written}
+        # the store's chunk count: to_zarr makes irregular chunks regular, so y's count may differ
+        return {"chunks_total": dist.zarr_status(path, component)[1], "chunks_written": written}
     if os.path.exists(path) and not overwrite:
         raise FileExistsError(f"{name} {path!r} exists; pass --overwrite to replace it")
     np.save(path, dist.run(dist.to_host(y), progress=progress, console=console))
+    total = len(y.chunks[0]) if y.shape[0] else 0
     return {"chunks_total": total, "chunks_written": total}
