@@ -53,8 +53,14 @@ def compiler() -> str | None:
 
 @lru_cache(maxsize=2)
 def _library(source_name: str) -> ctypes.CDLL:
-    source = (kernel_dir() / source_name).read_text()
-    digest = hashlib.sha256((PRELUDE + source + (kernel_dir() / "modarith.cuh").read_text()).encode()).hexdigest()[:16]
+    return host_library((kernel_dir() / source_name).read_text(), headers=("modarith.cuh",))
+
+
+def host_library(source: str, headers=(), defines=()) -> ctypes.CDLL:
+    """source (C++ using kernel headers) built with the prelude as a shared library, cached by content
+    (source, the named headers of kernels/ and the defines)."""
+    text = PRELUDE + source + "".join((kernel_dir() / h).read_text() for h in headers) + repr(tuple(defines))
+    digest = hashlib.sha256(text.encode()).hexdigest()[:16]
     build = pathlib.Path(tempfile.gettempdir()) / f"hebatch-host-kernels-{digest}"
     lib = build / "kernels.so"
     if not lib.exists():
@@ -63,8 +69,8 @@ def _library(source_name: str) -> ctypes.CDLL:
         (build / "kernels.cpp").write_text(source)
         tmp = build / f"kernels.{np.random.default_rng().integers(1 << 30)}.so"
         subprocess.run([compiler(), "-std=c++17", "-O2", "-fPIC", "-shared", "-include", str(build / "prelude.h"),
-                        f"-I{kernel_dir()}", "-o", str(tmp), str(build / "kernels.cpp")], check=True,
-                       capture_output=True, text=True)
+                        *[f"-D{d}" for d in defines], f"-I{kernel_dir()}", "-o", str(tmp),
+                        str(build / "kernels.cpp")], check=True, capture_output=True, text=True)
         tmp.replace(lib)
     return ctypes.CDLL(str(lib))
 
