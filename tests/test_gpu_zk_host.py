@@ -66,7 +66,7 @@ class Kernel:
         getattr(self, self.name.split("<")[0])(grid[0], shared_mem, *args)
 
     def ntt256_pass(self, grid, smem, src, out, lanes, log_n, log_k, log_low, log_c, sub, log_ktop, low, high,
-                    bits, scale, use_scale):
+                    bits, scale, use_scale, tw_direct):
         f, p, n = self.field, self.field.p, 1 << int(log_n)
         log_n, log_k, log_low, log_c, log_ktop, bits = map(int, (log_n, log_k, log_low, log_c, log_ktop, bits))
         dit = self.name.endswith("true>")
@@ -76,6 +76,8 @@ class Kernel:
         sub_i, low_i, high_i = mont_all(f, sub), mont_all(f, low), mont_all(f, high)
 
         def twiddle(r, t):
+            if tw_direct:  # the pass's own table, entry (t << log_low) + r
+                return low_i[(t << log_low) + r]
             e = (r * int(format(t, f"0{log_k}b")[::-1], 2)) << shift
             return high_i[e >> bits] * low_i[e & ((1 << bits) - 1)] % p
 
@@ -139,8 +141,8 @@ class Kernel:
             + [(x - y) % p for x, y in zip(xa, xb)])
 
 
-@pytest.fixture
-def engine(monkeypatch):
+@pytest.fixture(params=[gpu_zk.DIRECT_TWIDDLE_MAX_LOG, 0], ids=["direct-twiddles", "two-level-twiddles"])
+def engine(monkeypatch, request):
     monkeypatch.setitem(sys.modules, "cupy", fake_cupy())
 
     def load_module(filename, defines=(), name_expressions=None):
@@ -150,7 +152,7 @@ def engine(monkeypatch):
         return types.SimpleNamespace(get_function=lambda name: Kernel(name, field))
 
     monkeypatch.setattr(gpu_zk, "load_module", load_module)
-    return gpu_zk.CupyFieldNTT()
+    return gpu_zk.CupyFieldNTT(direct_twiddle_max_log=request.param)
 
 
 @pytest.mark.parametrize("log_n,batch", [(1, 3), (4, 2), (12, 1)])
