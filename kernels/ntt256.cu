@@ -35,14 +35,14 @@ __device__ __forceinline__ Fe power_from_tables(u64 e, const Fe* __restrict__ lo
 }
 
 // The 4-step twiddle w_M^(r bitrev_k(t)) of pass position (r, t): one read of the direct table (tw_direct:
-// entry (t << log_low) + r, M entries) or, for passes whose M is too large for one, the product of two
-// entries of the sqrt(n) tables.
+// M entries, entry (bitrev_k(t) << log_low) + r, consecutive r contiguous as the lanes of a block) or, for
+// passes whose M is too large for one, the product of two entries of the sqrt(n) tables.
 template <class F>
 __device__ __forceinline__ Fe four_step_twiddle(long long r, int t, int log_k, int log_low, int tw_shift,
                                                 const Fe* __restrict__ tw_low, const Fe* __restrict__ tw_high,
                                                 int tw_bits, int tw_direct, const PDigits<F>& pd) {
-    if (tw_direct) return tw_low[((long long)t << log_low) + r];
-    const u64 k1 = __brev((u32)t) >> (32 - log_k);
+    const u32 k1 = __brev((u32)t) >> (32 - log_k);
+    if (tw_direct) return tw_low[((long long)k1 << log_low) + r];
     return power_from_tables<F>(((u64)r * k1) << tw_shift, tw_low, tw_high, tw_bits, pd);
 }
 

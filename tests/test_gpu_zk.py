@@ -81,8 +81,8 @@ def test_pass_plans_cover_every_stage_once(log_n):
 
 @pytest.mark.parametrize("log_n", [5, 13, 22])
 def test_direct_twiddle_tables_hold_the_pass_twiddles(log_n):
-    """Entry (t << log_low) + r of a pass's direct table is factor * w_M^(r bitrev_k(t)) (Montgomery form),
-    the twiddle the two-level tables form for the same (r, t)."""
+    """Entry (bitrev_k(t) << log_low) + r of a pass's direct table is factor * w_M^(r bitrev_k(t))
+    (Montgomery form), the twiddle the two-level tables form for the same (r, t)."""
     rng = np.random.default_rng()
     field = BN254_FR
     p = field.p
@@ -98,8 +98,9 @@ def test_direct_twiddle_tables_hold_the_pass_twiddles(log_n):
         shift = log_n - low - k
         for _ in range(200):
             r, t = int(rng.integers(1 << low)), int(rng.integers(1 << k))
-            want = factor * pow(root, (r * int(format(t, f"0{k}b")[::-1], 2)) << shift, p) % p
-            assert field.from_limbs(table[(t << low) + r]) * r_inv % p == want
+            rev = int(format(t, f"0{k}b")[::-1], 2)
+            want = factor * pow(root, (r * rev) << shift, p) % p
+            assert field.from_limbs(table[(rev << low) + r]) * r_inv % p == want
 
 
 # -- GPU ----------------------------------------------------------------------------------------------

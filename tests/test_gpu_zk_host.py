@@ -76,8 +76,8 @@ class Kernel:
         sub_i, low_i, high_i = mont_all(f, sub), mont_all(f, low), mont_all(f, high)
 
         def twiddle(r, t):
-            if tw_direct:  # the pass's own table, entry (t << log_low) + r
-                return low_i[(t << log_low) + r]
+            if tw_direct:  # the pass's own table, entry (bitrev_k(t) << log_low) + r
+                return low_i[(int(format(t, f"0{log_k}b")[::-1], 2) << log_low) + r]
             e = (r * int(format(t, f"0{log_k}b")[::-1], 2)) << shift
             return high_i[e >> bits] * low_i[e & ((1 << bits) - 1)] % p
 
@@ -186,3 +186,17 @@ def test_host_twiddle_grid_with_modelled_kernels(engine):
         for args in ((5, 3, 1, 1), (2**40 + 7, 11, 2, 3), (0, 1, 1, 2)):
             got = engine.twiddle_grid(x.view(FakeArray), field, root, *args)
             assert (np.asarray(got) == cpu.twiddle_grid(x, field, root, *args)).all(), (root, args)
+
+
+def test_host_direct_twiddle_tables_built_by_the_grid_kernel(engine):
+    """The device-built direct twiddle table (twiddle_grid256 over factor R) equals its Python-int reference."""
+    rng = np.random.default_rng()
+    for field in FIELDS.values():
+        for log_n, log_k, log_low in ((10, 4, 3), (12, 6, 6), (13, 5, 8)):
+            root = field.root_of_unity(1 << log_n)
+            root = pow(root, int(rng.integers(0, 1 << log_n)) | 1, field.p)  # another primitive root
+            for scaled in (False, True):
+                factor = pow(1 << log_n, -1, field.p) if scaled else 1
+                got = engine._direct_table(field, root, log_n, log_k, log_low, scaled)
+                want = gpu_zk.direct_twiddle_table(field, root, log_n, log_k, log_low, factor)
+                assert (np.asarray(got) == want).all(), (field.name, log_n, log_k, log_low, scaled)

@@ -29,7 +29,7 @@ FIELD_STRUCTS = {BN254_FR.p: "BN254Fr", BLS12_381_FR.p: "BLS12_381Fr", BLS12_377
 
 LOG_BLOCK = 11  # elements per block: NTT256_LOG_BLOCK in kernels/ntt256.cu
 MAX_LOG_K_STRIDED = 9  # passes over strided columns keep >= 4 consecutive columns (128 bytes) per block
-DIRECT_TWIDDLE_MAX_LOG = 20  # passes whose 4-step twiddles span M <= 2^20 read them from one M-entry table
+DIRECT_TWIDDLE_MAX_LOG = 24  # passes whose 4-step twiddles span M <= 2^24 read them from one M-entry table
 THREADS = 256  # NTT256_THREADS
 ORDERS = ("natural", "bitrev")
 LIMBS = 4
@@ -148,14 +148,13 @@ def power_tables(field: PrimeField, base: int, log_n: int):
 
 
 def direct_twiddle_table(field: PrimeField, root: int, log_n: int, log_k: int, log_low: int, factor: int = 1):
-    """The 4-step twiddles of one pass as a table of M = 2^(log_low + log_k) entries, entry (t << log_low) + r
-    = factor * w_M^(r bitrev_k(t)) (w_M = root^(n / M), Montgomery form): what ntt256_pass reads with
-    tw_direct."""
+    """The 4-step twiddles of one pass as a table of M = 2^(log_low + log_k) entries, entry (u << log_low) + r
+    = factor * w_M^(r u) (w_M = root^(n / M), Montgomery form), read by ntt256_pass with tw_direct at
+    u = bitrev_k(t). The reference (Python ints) for the table CupyFieldNTT builds on the device."""
     p, shift = field.p, log_n - log_low - log_k
     values = []
-    for t in range(1 << log_k):
-        rev = int(format(t, f"0{log_k}b")[::-1], 2) if log_k else 0
-        values += powers(root, 1 << log_low, p, rev << shift, factor)
+    for u in range(1 << log_k):
+        values += powers(root, 1 << log_low, p, u << shift, factor)
     return montgomery_limbs(field, values)
 
 
@@ -178,8 +177,8 @@ class CupyFieldNTT:
         """defines: -D options for kernels/ntt256.cu, e.g. (("FIELD256_U128", "1"),) for the portable
         64-bit-word multiplication instead of the PTX one (for debugging and comparison).
         direct_twiddle_max_log: passes whose 4-step twiddles span at most 2^this entries read them from
-        one table (32 bytes an entry, cached per size and root); 0 forms every twiddle from two sqrt(n)
-        tables."""
+        one table (32 bytes an entry, so up to 512 MiB at the default 24, cached per size, root and pass;
+        built on the device); 0 forms every twiddle from two sqrt(n) tables."""
         import cupy
 
         if isinstance(direct_twiddle_max_log, bool) or not isinstance(direct_twiddle_max_log, int):
@@ -307,9 +306,14 @@ class CupyFieldNTT:
                shared_mem=p.smem)
 
     def _direct_table(self, field, root, log_n, log_k, log_low, scaled):
+        """direct_twiddle_table built on the device: factor R (the Montgomery form of factor, held as a
+        standard-form value) times root^((u 2^shift) r) over the (u, r) grid by the twiddle-grid kernel."""
         def build():
             factor = pow(1 << log_n, -1, field.p) if scaled else 1
-            return self.xp.asarray(direct_twiddle_table(field, root, log_n, log_k, log_low, factor))
+            ones = self.xp.empty((1 << log_k, 1 << log_low, LIMBS), dtype=np.uint64)
+            ones[...] = self.xp.asarray(montgomery_limbs(field, [factor])[0])
+            table = self.twiddle_grid(ones, field, root, 0, 0, 1 << (log_n - log_low - log_k), 1)
+            return table.reshape(-1, LIMBS)
 
         return self._cached(("direct", field.p, log_n, root, log_k, log_low, scaled), build)
 
