@@ -200,3 +200,16 @@ def test_host_direct_twiddle_tables_built_by_the_grid_kernel(engine):
                 got = engine._direct_table(field, root, log_n, log_k, log_low, scaled)
                 want = gpu_zk.direct_twiddle_table(field, root, log_n, log_k, log_low, factor)
                 assert (np.asarray(got) == want).all(), (field.name, log_n, log_k, log_low, scaled)
+
+
+def test_host_direct_twiddle_cache_is_bounded(engine, monkeypatch):
+    """Cached direct tables are dropped oldest first beyond DIRECT_TABLE_CACHE_BYTES; others stay."""
+    field = BN254_FR
+    root = field.root_of_unity(1 << 10)
+    monkeypatch.setattr(gpu_zk, "DIRECT_TABLE_CACHE_BYTES", 3 * (32 << 7))  # three tables of 2^7 entries
+    engine._ntt_tables(field, root, 10)
+    for log_low in range(1, 6):
+        engine._direct_table(field, root, 10, 7 - log_low, log_low, False)
+    direct = [k for k in engine._tables if k[1] == "direct"]
+    assert [k[-2] for k in direct] == [3, 4, 5]  # log_low of the three newest
+    assert any(k[1] == "ntt" for k in engine._tables)

@@ -30,6 +30,7 @@ FIELD_STRUCTS = {BN254_FR.p: "BN254Fr", BLS12_381_FR.p: "BLS12_381Fr", BLS12_377
 LOG_BLOCK = 11  # elements per block: NTT256_LOG_BLOCK in kernels/ntt256.cu
 MAX_LOG_K_STRIDED = 9  # passes over strided columns keep >= 4 consecutive columns (128 bytes) per block
 DIRECT_TWIDDLE_MAX_LOG = 24  # passes whose 4-step twiddles span M <= 2^24 read them from one M-entry table
+DIRECT_TABLE_CACHE_BYTES = 2 << 30  # device memory the cached direct twiddle tables may hold together
 THREADS = 256  # NTT256_THREADS
 ORDERS = ("natural", "bitrev")
 LIMBS = 4
@@ -264,6 +265,11 @@ class CupyFieldNTT:
                 tables = [k for k in self._tables if k[1] != "module"]
                 if len(tables) > 32:  # drop the oldest table set
                     self._tables.pop(tables[0])
+                # direct twiddle tables are large (up to 512 MiB): keep at most DIRECT_TABLE_CACHE_BYTES of them
+                direct = [k for k in self._tables if k[1] == "direct"]
+                held = sum(self._tables[k].nbytes for k in direct) + (value.nbytes if key[1] == "direct" else 0)
+                while direct and held > DIRECT_TABLE_CACHE_BYTES:
+                    held -= self._tables.pop(direct.pop(0)).nbytes
                 self._tables[key] = value
         return value
 
