@@ -42,6 +42,9 @@ FIELDS = ("BN254Fr", "BLS12_381Fr", "BLS12_377Fr")
 
 PROBE = r"""
 #include "field256.cuh"
+#ifndef DIF_PRODUCT  // the DIF butterfly's product (-D to compare formulations)
+#define DIF_PRODUCT mont_mul<F>(b[i], fsub_unreduced<F>(x, y))
+#endif
 // One operation per thread between a global load and a global store, so that the difference to `copy`
 // is the operation alone.
 extern "C" __global__ void copy(const Fe* __restrict__ a, const Fe* __restrict__ b, Fe* __restrict__ out) {
@@ -75,13 +78,13 @@ __global__ void probe_dit(const Fe* __restrict__ a, const Fe* __restrict__ b, Fe
     out[i] = fadd<F>(x, wy);
     out[i + 256] = fsub<F>(x, wy);
 }
-// a DIF butterfly (a + y, (a - y) w) with w = b
+// a DIF butterfly (a + y, (a - y) w) with w = b, as ntt256_pass computes it
 template <class F>
 __global__ void probe_dif(const Fe* __restrict__ a, const Fe* __restrict__ b, Fe* __restrict__ out) {
     const int i = threadIdx.x;
     const Fe x = a[i], y = a[i + 256];
     out[i] = fadd<F>(x, y);
-    out[i + 256] = mont_mul<F>(fsub<F>(x, y), b[i]);
+    out[i + 256] = DIF_PRODUCT;
 }
 #define PROBE_INSTANTIATE(F)                                                         \
     template __global__ void probe_mul<F>(const Fe*, const Fe*, Fe*);                \

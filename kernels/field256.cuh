@@ -152,6 +152,38 @@ __device__ __forceinline__ Fe fsub(const Fe& a, const Fe& b) {
     return r;
 }
 
+// a - b + p for a, b < p, with no conditional step: in [1, 2p), below 2^256 as 2p < 2^256 for these fields
+// (a + p cannot carry out, the subtraction cannot borrow). Not reduced, but exact as the second factor of
+// mont_mul, which takes any value below 2^256 there.
+template <class F>
+__device__ __forceinline__ Fe fsub_unreduced(const Fe& a, const Fe& b) {
+    Fe r;
+#ifndef FIELD256_HOST_CHAINS
+    asm("add.cc.u64 %0, %4, %12;\n\t"
+        "addc.cc.u64 %1, %5, %13;\n\t"
+        "addc.cc.u64 %2, %6, %14;\n\t"
+        "addc.u64 %3, %7, %15;\n\t"
+        "sub.cc.u64 %0, %0, %8;\n\t"
+        "subc.cc.u64 %1, %1, %9;\n\t"
+        "subc.cc.u64 %2, %2, %10;\n\t"
+        "subc.u64 %3, %3, %11;"
+        : "=l"(r.v[0]), "=l"(r.v[1]), "=l"(r.v[2]), "=l"(r.v[3])
+        : "l"(a.v[0]), "l"(a.v[1]), "l"(a.v[2]), "l"(a.v[3]), "l"(b.v[0]), "l"(b.v[1]), "l"(b.v[2]), "l"(b.v[3]),
+          "l"(F::P0), "l"(F::P1), "l"(F::P2), "l"(F::P3));
+#else
+    u64 c, bw;
+    r.v[0] = host_add(a.v[0], F::P0, 0, c);
+    r.v[1] = host_add(a.v[1], F::P1, c, c);
+    r.v[2] = host_add(a.v[2], F::P2, c, c);
+    r.v[3] = host_add(a.v[3], F::P3, c, c);
+    r.v[0] = host_sub(r.v[0], b.v[0], 0, bw);
+    r.v[1] = host_sub(r.v[1], b.v[1], bw, bw);
+    r.v[2] = host_sub(r.v[2], b.v[2], bw, bw);
+    r.v[3] = host_sub(r.v[3], b.v[3], bw, bw);
+#endif
+    return r;
+}
+
 // a b R^-1 mod p for a < p and any b < 2^256 (CIOS: one word of b, then one Montgomery reduction step per
 // word). Every partial sum x y + t + c fits its double word; the running value t stays below 2p (round i:
 // t' = (t + a b_i + m p) / 2^w <= (2p - 1 + 2 (2^w - 1) p) / 2^w < 2p), so the result needs one conditional

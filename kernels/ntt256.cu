@@ -112,7 +112,7 @@ __global__ void __launch_bounds__(NTT256_THREADS, 3) ntt256_pass(
                 x[h] = fsub<F>(a, wy);
             } else {
                 x[0] = fadd<F>(a, y);
-                x[h] = mont_mul<F>(fsub<F>(a, y), w, pd);
+                x[h] = mont_mul<F>(w, fsub_unreduced<F>(a, y), pd);  // (a - y + p) w: exact, see fsub_unreduced
             }
         }
         __syncthreads();

@@ -25,6 +25,8 @@ static void ops(const Fe* a, const Fe* b, Fe* out, long long count) {
         out[i] = mont_mul<F>(a[i], b[i]);
         out[count + i] = fadd<F>(a[i], b[i]);
         out[2 * count + i] = fsub<F>(a[i], b[i]);
+        out[3 * count + i] = fsub_unreduced<F>(a[i], b[i]);
+        out[4 * count + i] = mont_mul<F>(b[i], fsub_unreduced<F>(a[i], b[i]));  // the DIF butterfly's product
     }
 }
 extern "C" void host_field_ops(int field, const Fe* a, const Fe* b, Fe* out, long long count) {
@@ -56,12 +58,12 @@ def ints(arr):
 
 def run_ops(lib, index, a, b):
     A, B = limbs(a), limbs(b)
-    out = np.zeros((3 * len(a), 4), dtype=np.uint64)
+    out = np.zeros((5 * len(a), 4), dtype=np.uint64)
     lib.host_field_ops(ctypes.c_int(index), A.ctypes.data_as(ctypes.c_void_p), B.ctypes.data_as(ctypes.c_void_p),
                        out.ctypes.data_as(ctypes.c_void_p), ctypes.c_longlong(len(a)))
     n = len(a)
     got = ints(out)
-    return got[:n], got[n:2 * n], got[2 * n:]
+    return [got[k * n:(k + 1) * n] for k in range(5)]
 
 
 @pytest.mark.parametrize("index", range(3), ids=STRUCTS)
@@ -73,15 +75,17 @@ def test_host_field_ops_match_python_ints(lib, index):
             p - 2**64, p - 2**32]
     pairs = [(x, y) for x in edge for y in edge] + [(rng.randrange(p), rng.randrange(p)) for _ in range(5000)]
     a, b = [x for x, _ in pairs], [y for _, y in pairs]
-    prod, total, diff = run_ops(lib, index, a, b)
+    prod, total, diff, lazy_diff, dif_prod = run_ops(lib, index, a, b)
     for i, (x, y) in enumerate(pairs):
         assert prod[i] == x * y * r_inv % p, (x, y)
         assert total[i] == (x + y) % p, (x, y)
         assert diff[i] == (x - y) % p, (x, y)
+        assert lazy_diff[i] == x - y + p, (x, y)
+        assert dif_prod[i] == (x - y) * y * r_inv % p, (x, y)
     # mont_mul's second factor may be any 256-bit value
     wide = [2**256 - 1, 2**256 - 2**32, 2**255, p, 2 * p - 1] + [rng.randrange(2**256) for _ in range(2000)]
     a = edge[:6] * len(wide) + [rng.randrange(p) for _ in wide]
     b = [w for w in wide for _ in range(6)] + wide
-    prod, _, _ = run_ops(lib, index, a, b)
+    prod = run_ops(lib, index, a, b)[0]
     for x, y, got in zip(a, b, prod):
         assert got == x * y * r_inv % p, (x, y)

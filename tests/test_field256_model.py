@@ -25,12 +25,13 @@ def blocks():
         ["s0", "s1", "s2", "s3", "c"] + v("a") + v("b"),
         ["d0", "d1", "d2", "d3", "borrow"] + v("a") + v("b"),
         v("r") + ["d0", "d1", "d2", "d3"] + [f"F::P{i} & borrow" for i in range(4)],
+        v("r") + v("a") + v("b") + [f"F::P{i}" for i in range(4)],
         [f"acc[{i}]" for i in range(9)] + ["x"] + [f"y{i}" for i in range(4)],
         [f"acc[{i}]" for i in range(9)] + ["low", "lone", "x"] + [f"y{i}" for i in range(4)],
         [f"s[{i}]" for i in range(8)] + [f"even[{i}]" for i in range(8)] + ["lone"] + [f"odd[{i}]" for i in range(7)],
     ]
-    return dict(zip(("reduce_once", "fadd", "fsub_diff", "fsub_fix", "mad_pairs", "add_mad_pairs", "final_sum"),
-                    (b for b, _ in found)))
+    return dict(zip(("reduce_once", "fadd", "fsub_diff", "fsub_fix", "fsub_unreduced", "mad_pairs", "add_mad_pairs",
+                     "final_sum"), (b for b, _ in found)))
 
 
 def limbs(x):
@@ -57,6 +58,10 @@ def fsub(blocks, field, a, b):
     d, borrow = regs[:4], regs[4]
     fix = run(blocks["fsub_fix"], [0] * 4 + d + [pl & borrow for pl in field.p_limbs])
     return value(fix[:4])
+
+
+def fsub_unreduced(blocks, field, a, b):
+    return value(run(blocks["fsub_unreduced"], [0] * 4 + limbs(a) + limbs(b) + list(field.p_limbs))[:4])
 
 
 def mont_mul(blocks, field, a, b):
@@ -98,7 +103,10 @@ def test_ptx_field_arithmetic_model(blocks, field):
     for a, b in pairs:
         assert fadd(blocks, field, a, b) == (a + b) % p, (a, b)
         assert fsub(blocks, field, a, b) == (a - b) % p, (a, b)
+        assert fsub_unreduced(blocks, field, a, b) == a - b + p, (a, b)
         assert mont_mul(blocks, field, a, b) == a * b * r_inv % p, (a, b)
+        # the DIF butterfly's product: the twiddle first, the unreduced difference second
+        assert mont_mul(blocks, field, b, a - b + p) == (a - b) * b * r_inv % p, (a, b)
     # mont_mul's second factor may be any 256-bit value (the bound needs a < p only)
     wide = [2**256 - 1, 2**256 - 2**32, 2**255, p, 2 * p - 1] + [rng.randrange(2**256) for _ in range(50)]
     for a in edge[:6] + [rng.randrange(p) for _ in range(20)]:
