@@ -15,6 +15,9 @@ take 16 lanes per clock, so a warp instruction holds its pipe for 2 clocks).
 
 Static counts: a loop body is counted once, branches both ways. For the pass kernel the innermost
 loops that touch shared memory are the stage loops (one butterfly per iteration).
+
+Needs nvcc, and cuobjdump with nvdisasm on PATH (full CUDA toolkits have them; else the PyPI packages
+nvidia-cuda-cuobjdump and nvidia-cuda-nvdisasm carry the binaries).
 """
 
 from __future__ import annotations
