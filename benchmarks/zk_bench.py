@@ -5,13 +5,16 @@ and natural -> natural) and inverse (bitrev -> natural), each field. Every time 
 timings of one call after warm-up (>= 15 repeats; --repeats-large for n >= 2^27, 5 by default, and said
 so in the JSON), beside same-run references of the same element count:
   * copy: a device-to-device copy of the same bytes (32 per element): the memory floor is
-    bytes moved / copy bandwidth, bytes moved = 2 x 32 bytes x elements x passes over memory;
+    bytes moved / copy bandwidth, bytes moved = 2 x 32 bytes x elements x passes over memory (reads of the
+    direct 4-step twiddle tables, up to 32 bytes per element of a pass that uses one, not counted);
   * cuFFT: cupy.fft.fft on complex64 of the same element count (as in ntt_bench.py);
   * the integer-multiply floor: Montgomery multiplications (gpu_zk.mont_mul_count: one per butterfly,
-    two per element per 4-step twiddle, one per element for n^-1) x IMADS_PER_MONT 32-bit multiply-adds
-    / (SMs x 64 IMAD per clock x SM clock), with IMADS_PER_MONT = 264: the kernels' product on 8 digits
-    of 32 bits is 8 rounds of two rows (t += a b_i, t += m p) of 8 low-half and 8 high-half
-    multiply-adds, plus one multiplication for m per round: 8 x (2 x 16 + 1) = 264.
+    one or two per element per 4-step twiddle, one per element for n^-1) x IMADS_PER_MONT IMAD-pipe
+    instructions / (SMs x 64 IMAD per clock x SM clock), with IMADS_PER_MONT = 136: the kernels' product
+    on 8 digits of 32 bits is 8 rounds of four chains (even/odd digits of a b_i and of m p) of 4 wide
+    multiply-adds (IMAD.WIDE.U32.X, counted as one IMAD each), plus one multiplication for m per round:
+    8 x (16 + 1) = 136. (The 2026-11-23 results in benchmarks/results used 264: 8 x (2 x 16 + 1) 32-bit
+    multiply-adds of the former row-wise product.)
 
     python benchmarks/zk_bench.py [--quick] [--repeats 15] [--max-log-n 28] [--out DIR]
 """
@@ -37,9 +40,9 @@ from hebatch.field import BLS12_377_FR, BLS12_381_FR, BN254_FR  # noqa: E402
 
 FIELDS = [BLS12_377_FR, BN254_FR, BLS12_381_FR]
 CASES = [(20, 1), (22, 1), (24, 1), (26, 1), (28, 1), (20, 16)]
-# 32-bit multiply-adds per 256-bit Montgomery product (kernels/field256.cuh, 32-bit digits): 8 rounds of
-# 16 (a b_i, low and high halves) + 16 (m p) + 1 (m = t_0 p' mod 2^32).
-IMADS_PER_MONT = 8 * (16 + 16 + 1)
+# IMAD-pipe instructions per 256-bit Montgomery product (kernels/field256.cuh, 32-bit digits): 8 rounds of
+# 8 wide multiply-adds (a b_i) + 8 (m p) + 1 (m = t_0 p' mod 2^32); benchmarks/sass_mix.py --probe shows it.
+IMADS_PER_MONT = 8 * (8 + 8 + 1)
 IMAD_PER_CLOCK_PER_SM = 64
 DIRECTIONS = [("forward", "natural", "bitrev"), ("forward", "natural", "natural"), ("inverse", "bitrev", "natural")]
 
@@ -141,7 +144,7 @@ def main(argv=None):
                f"({args.repeats_large} for n >= 2^27); inputs random field elements",
         floors=dict(
             memory="passes over memory x 2 x 32 bytes x elements / device-to-device copy bandwidth (same run)",
-            integer=f"Montgomery products x {IMADS_PER_MONT} 32-bit IMADs / (SMs x {IMAD_PER_CLOCK_PER_SM} IMAD "
+            integer=f"Montgomery products x {IMADS_PER_MONT} IMAD-pipe instructions / (SMs x {IMAD_PER_CLOCK_PER_SM} IMAD "
                     "per clock x clockRate)"),
         references="cuFFT: cupy.fft.fft on complex64 of the same element count; copy: device-to-device copy of "
                    "the same bytes, GB/s counting read + write",

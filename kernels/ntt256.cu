@@ -23,21 +23,41 @@
 // w^e from the two-level table, as a Montgomery-form multiplier.
 template <class F>
 __device__ __forceinline__ Fe power_from_tables(u64 e, const Fe* __restrict__ low, const Fe* __restrict__ high,
-                                                int bits) {
+                                                int bits, const PDigits<F>& pd) {
     const Fe lo = low[e & ((1ull << bits) - 1)];
     const Fe hi = high[e >> bits];
-    return mont_mul<F>(hi, lo);  // (a R)(b R) R^-1 = ab R
+    return mont_mul<F>(hi, lo, pd);  // (a R)(b R) R^-1 = ab R
+}
+template <class F>
+__device__ __forceinline__ Fe power_from_tables(u64 e, const Fe* __restrict__ low, const Fe* __restrict__ high,
+                                                int bits) {
+    return power_from_tables<F>(e, low, high, bits, load_p_digits<F>());
+}
+
+// The 4-step twiddle w_M^(r bitrev_k(t)) of pass position (r, t): one read of the direct table (tw_direct:
+// M entries, entry (bitrev_k(t) << log_low) + r, consecutive r contiguous as the lanes of a block) or, for
+// passes whose M is too large for one, the product of two entries of the sqrt(n) tables.
+template <class F>
+__device__ __forceinline__ Fe four_step_twiddle(long long r, int t, int log_k, int log_low, int tw_shift,
+                                                const Fe* __restrict__ tw_low, const Fe* __restrict__ tw_high,
+                                                int tw_bits, int tw_direct, const PDigits<F>& pd) {
+    const u32 k1 = __brev((u32)t) >> (32 - log_k);
+    if (tw_direct) return tw_low[((long long)k1 << log_low) + r];
+    return power_from_tables<F>(((u64)r * k1) << tw_shift, tw_low, tw_high, tw_bits, pd);
 }
 
 // One pass: k = log_k stages on every group of K elements spaced 2^log_low apart. Lanes (one per
 // independent sub-transform, flat index f = (H, r) over the whole batch) go 2^log_c to a block.
 // Element (f, t) lives at ((f >> L) << (L + k)) + (t << L) + (f & (2^L - 1)).
+// 3 blocks of 64 KiB share an SM (228 KiB); the register cap of 3 blocks (85 a thread) keeps registers from
+// lowering that.
 template <class F, bool DIT>
-__global__ void __launch_bounds__(NTT256_THREADS) ntt256_pass(
+__global__ void __launch_bounds__(NTT256_THREADS, 3) ntt256_pass(
     const Fe* __restrict__ in, Fe* __restrict__ out, long long total_lanes, int log_n, int log_k, int log_low,
     int log_c, const Fe* __restrict__ sub_tw, int log_ktop, const Fe* __restrict__ tw_low,
-    const Fe* __restrict__ tw_high, int tw_bits, const Fe* __restrict__ scale, int use_scale) {
+    const Fe* __restrict__ tw_high, int tw_bits, const Fe* __restrict__ scale, int use_scale, int tw_direct) {
     extern __shared__ __align__(32) unsigned char smem_raw[];
+    const PDigits<F> pd = load_p_digits<F>();
     Fe* sm = reinterpret_cast<Fe*>(smem_raw);
     const int K = 1 << log_k, E = K << log_c, C = 1 << log_c;
     const long long lane0 = (long long)blockIdx.x << log_c;
@@ -60,10 +80,9 @@ __global__ void __launch_bounds__(NTT256_THREADS) ntt256_pass(
             const long long r = f & low_mask;
             const long long addr = ((f >> log_low) << (log_low + log_k)) + ((long long)t << log_low) + r;
             Fe v = in[addr];
-            if (DIT && log_low > 0) {
-                const u64 k1 = __brev((u32)t) >> (32 - log_k);
-                v = mont_mul<F>(v, power_from_tables<F>(((u64)r * k1) << tw_shift, tw_low, tw_high, tw_bits));
-            }
+            if (DIT && log_low > 0)
+                v = mont_mul<F>(v, four_step_twiddle<F>(r, t, log_k, log_low, tw_shift, tw_low, tw_high, tw_bits,
+                                                        tw_direct, pd), pd);
             sm[c * K + t] = v;
         }
     }
@@ -88,12 +107,12 @@ __global__ void __launch_bounds__(NTT256_THREADS) ntt256_pass(
             }
             const Fe w = sub_tw[j << (log_ktop - 1 - log_h)];
             if (DIT) {
-                const Fe wy = mont_mul<F>(y, w);
+                const Fe wy = mont_mul<F>(y, w, pd);
                 x[0] = fadd<F>(a, wy);
                 x[h] = fsub<F>(a, wy);
             } else {
                 x[0] = fadd<F>(a, y);
-                x[h] = mont_mul<F>(fsub<F>(a, y), w);
+                x[h] = mont_mul<F>(w, fsub_unreduced<F>(a, y), pd);  // (a - y + p) w: exact, see fsub_unreduced
             }
         }
         __syncthreads();
@@ -116,11 +135,10 @@ __global__ void __launch_bounds__(NTT256_THREADS) ntt256_pass(
             const long long r = f & low_mask;
             const long long addr = ((f >> log_low) << (log_low + log_k)) + ((long long)t << log_low) + r;
             Fe v = sm[c * K + t];
-            if (!DIT && log_low > 0) {
-                const u64 k1 = __brev((u32)t) >> (32 - log_k);
-                v = mont_mul<F>(v, power_from_tables<F>(((u64)r * k1) << tw_shift, tw_low, tw_high, tw_bits));
-            }
-            if (use_scale) v = mont_mul<F>(v, factor);
+            if (!DIT && log_low > 0)
+                v = mont_mul<F>(v, four_step_twiddle<F>(r, t, log_k, log_low, tw_shift, tw_low, tw_high, tw_bits,
+                                                        tw_direct, pd), pd);
+            if (use_scale) v = mont_mul<F>(v, factor, pd);
             out[addr] = v;
         }
     }
@@ -185,9 +203,9 @@ __global__ void field_ops256(const Fe* __restrict__ a, const Fe* __restrict__ b,
 // Explicit instantiations for nvcc builds (NVRTC compiles only what the name expressions ask for).
 #define NTT256_INSTANTIATE(F)                                                                                  \
     template __global__ void ntt256_pass<F, false>(const Fe*, Fe*, long long, int, int, int, int, const Fe*, int, \
-                                                   const Fe*, const Fe*, int, const Fe*, int);                  \
+                                                   const Fe*, const Fe*, int, const Fe*, int, int);             \
     template __global__ void ntt256_pass<F, true>(const Fe*, Fe*, long long, int, int, int, int, const Fe*, int,  \
-                                                  const Fe*, const Fe*, int, const Fe*, int);                   \
+                                                  const Fe*, const Fe*, int, const Fe*, int, int);              \
     template __global__ void scale_by_powers256<F>(const Fe*, Fe*, long long, int, const Fe*, const Fe*, int);  \
     template __global__ void field_ops256<F>(const Fe*, const Fe*, const Fe*, Fe*, long long);                 \
     template __global__ void twiddle_grid256<F>(const Fe*, Fe*, long long, long long, u64, u64, u64, u64, u64,  \

@@ -53,18 +53,24 @@ def compiler() -> str | None:
 
 @lru_cache(maxsize=2)
 def _library(source_name: str) -> ctypes.CDLL:
-    source = (kernel_dir() / source_name).read_text()
-    digest = hashlib.sha256((PRELUDE + source + (kernel_dir() / "modarith.cuh").read_text()).encode()).hexdigest()[:16]
+    return host_library((kernel_dir() / source_name).read_text(), headers=("modarith.cuh",))
+
+
+def host_library(source: str, headers=(), defines=(), prelude: str = PRELUDE, flags=()) -> ctypes.CDLL:
+    """source (C++ using kernel headers) built with the prelude as a shared library, cached by content
+    (source, prelude, the named headers of kernels/, the defines and flags)."""
+    text = prelude + source + "".join((kernel_dir() / h).read_text() for h in headers) + repr((defines, flags))
+    digest = hashlib.sha256(text.encode()).hexdigest()[:16]
     build = pathlib.Path(tempfile.gettempdir()) / f"hebatch-host-kernels-{digest}"
     lib = build / "kernels.so"
     if not lib.exists():
         build.mkdir(parents=True, exist_ok=True)
-        (build / "prelude.h").write_text(PRELUDE)
+        (build / "prelude.h").write_text(prelude)
         (build / "kernels.cpp").write_text(source)
         tmp = build / f"kernels.{np.random.default_rng().integers(1 << 30)}.so"
         subprocess.run([compiler(), "-std=c++17", "-O2", "-fPIC", "-shared", "-include", str(build / "prelude.h"),
-                        f"-I{kernel_dir()}", "-o", str(tmp), str(build / "kernels.cpp")], check=True,
-                       capture_output=True, text=True)
+                        *flags, *[f"-D{d}" for d in defines], f"-I{kernel_dir()}", "-o", str(tmp),
+                        str(build / "kernels.cpp")], check=True, capture_output=True, text=True)
         tmp.replace(lib)
     return ctypes.CDLL(str(lib))
 

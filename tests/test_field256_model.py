@@ -25,9 +25,13 @@ def blocks():
         ["s0", "s1", "s2", "s3", "c"] + v("a") + v("b"),
         ["d0", "d1", "d2", "d3", "borrow"] + v("a") + v("b"),
         v("r") + ["d0", "d1", "d2", "d3"] + [f"F::P{i} & borrow" for i in range(4)],
-        [f"t[{i}]" for i in range(10)] + ["x"] + [f"y{i}" for i in range(8)],
+        v("r") + v("a") + v("b") + [f"F::P{i}" for i in range(4)],
+        [f"acc[{i}]" for i in range(9)] + ["x"] + [f"y{i}" for i in range(4)],
+        [f"acc[{i}]" for i in range(9)] + ["low", "lone", "x"] + [f"y{i}" for i in range(4)],
+        [f"s[{i}]" for i in range(8)] + [f"even[{i}]" for i in range(8)] + ["lone"] + [f"odd[{i}]" for i in range(7)],
     ]
-    return dict(zip(("reduce_once", "fadd", "fsub_diff", "fsub_fix", "mad_row"), (b for b, _ in found)))
+    return dict(zip(("reduce_once", "fadd", "fsub_diff", "fsub_fix", "fsub_unreduced", "mad_pairs", "add_mad_pairs",
+                     "final_sum"), (b for b, _ in found)))
 
 
 def limbs(x):
@@ -56,19 +60,37 @@ def fsub(blocks, field, a, b):
     return value(fix[:4])
 
 
+def fsub_unreduced(blocks, field, a, b):
+    return value(run(blocks["fsub_unreduced"], [0] * 4 + limbs(a) + limbs(b) + list(field.p_limbs))[:4])
+
+
 def mont_mul(blocks, field, a, b):
+    """The C++ of mont_mul step by step (even/odd accumulators and the lone digit), the asm through the model;
+    checks on the way the invariants the kernel relies on."""
     digits = lambda x: [(x >> (32 * i)) & 0xFFFFFFFF for i in range(8)]  # noqa: E731
     ad, bd, pd = digits(a), digits(b), digits(field.p)
     pinv = field.p_inv_neg & 0xFFFFFFFF
-    t = [0] * 10
+    even, odd, lone = [0] * 9, [0] * 9, 0
+    num = lambda ds: sum(d << (32 * k) for k, d in enumerate(ds))  # noqa: E731
     for i in range(8):
-        t = run(blocks["mad_row"], t + [bd[i]] + ad)[:10]
-        m = (t[0] * pinv) & 0xFFFFFFFF
-        t = run(blocks["mad_row"], t + [m] + pd)[:10]
-        assert t[0] == 0
-        t = t[1:] + [0]
-    s = [t[2 * k] | (t[2 * k + 1] << 32) for k in range(4)]
-    return value(reduce_once(blocks, field, s, t[8]))
+        if i == 0:
+            odd = run(blocks["mad_pairs"], odd + [bd[i]] + ad[1::2])[:9]
+        else:
+            regs = run(blocks["add_mad_pairs"], odd + [even[0], lone, bd[i]] + ad[1::2])
+            odd, even[0] = regs[:9], regs[9]
+        even = run(blocks["mad_pairs"], even + [bd[i]] + ad[0::2])[:9]
+        m = (even[0] * pinv) & 0xFFFFFFFF
+        even = run(blocks["mad_pairs"], even + [m] + pd[0::2])[:9]
+        odd = run(blocks["mad_pairs"], odd + [m] + pd[1::2])[:9]
+        assert even[0] == 0
+        t = num(even) + (num(odd) << 32)
+        assert t % 2**32 == 0 and t >> 32 < 2 * field.p  # the CIOS bound
+        even, odd, lone = odd, even[2:] + [0, 0], even[1]
+        assert num(even) + (num(odd) << 32) + lone == t >> 32
+    s = run(blocks["final_sum"], [0] * 8 + even[:8] + [lone] + odd[:7])[:8]
+    assert num(s) == num(even) + (num(odd) << 32) + lone  # nothing above digit 7
+    limbs64 = [s[2 * k] | (s[2 * k + 1] << 32) for k in range(4)]
+    return value(reduce_once(blocks, field, limbs64, 0))
 
 
 @pytest.mark.parametrize("field", FIELDS, ids=lambda f: f.name)
@@ -81,4 +103,12 @@ def test_ptx_field_arithmetic_model(blocks, field):
     for a, b in pairs:
         assert fadd(blocks, field, a, b) == (a + b) % p, (a, b)
         assert fsub(blocks, field, a, b) == (a - b) % p, (a, b)
+        assert fsub_unreduced(blocks, field, a, b) == a - b + p, (a, b)
         assert mont_mul(blocks, field, a, b) == a * b * r_inv % p, (a, b)
+        # the DIF butterfly's product: the twiddle first, the unreduced difference second
+        assert mont_mul(blocks, field, b, a - b + p) == (a - b) * b * r_inv % p, (a, b)
+    # mont_mul's second factor may be any 256-bit value (the bound needs a < p only)
+    wide = [2**256 - 1, 2**256 - 2**32, 2**255, p, 2 * p - 1] + [rng.randrange(2**256) for _ in range(50)]
+    for a in edge[:6] + [rng.randrange(p) for _ in range(20)]:
+        for b in wide:
+            assert mont_mul(blocks, field, a, b) == a * b * r_inv % p, (a, b)

@@ -13,7 +13,8 @@ import pytest
 
 import hebatch as hb
 from hebatch.backend.cuda import kernel_dir
-from hebatch.backend.gpu_zk import FIELD_STRUCTS, LOG_BLOCK, mont_mul_count, pass_sizes, plan_passes
+from hebatch.backend.gpu_zk import (DIRECT_TWIDDLE_MAX_LOG, FIELD_STRUCTS, LOG_BLOCK, direct_twiddle_table,
+                                    mont_mul_count, pass_sizes, plan_passes)
 from hebatch.field import BLS12_377_FR, BLS12_381_FR, BN254_FR
 
 FIELDS = [BN254_FR, BLS12_381_FR, BLS12_377_FR]
@@ -69,8 +70,37 @@ def test_pass_plans_cover_every_stage_once(log_n):
                 lanes = batch << (log_n - p.log_k)
                 assert p.grid << p.log_c >= lanes > (p.grid - 1) << p.log_c
                 assert p.smem <= 32 << LOG_BLOCK
+                assert p.direct_twiddles == (0 < p.log_low and p.log_low + p.log_k <= DIRECT_TWIDDLE_MAX_LOG)
+            assert not any(p.direct_twiddles for p in plan_passes(log_n, batch, dit, True, direct_max_log=0))
     assert mont_mul_count(log_n, 2, True) == mont_mul_count(log_n, 2, False) + (2 << log_n) * (len(sizes) == 1)
     assert mont_mul_count(log_n, 2, False) >= (log_n - len(sizes)) << log_n
+    # a direct table saves the multiplication that forms each twiddle of its pass
+    direct = sum(p.direct_twiddles for p in plan_passes(log_n, 1, False, False))
+    assert mont_mul_count(log_n, 2, False, direct_max_log=0) - mont_mul_count(log_n, 2, False) == direct << (log_n + 1)
+
+
+@pytest.mark.parametrize("log_n", [5, 13, 22])
+def test_direct_twiddle_tables_hold_the_pass_twiddles(log_n):
+    """Entry (bitrev_k(t) << log_low) + r of a pass's direct table is factor * w_M^(r bitrev_k(t))
+    (Montgomery form), the twiddle the two-level tables form for the same (r, t)."""
+    rng = np.random.default_rng()
+    field = BN254_FR
+    p = field.p
+    root = field.root_of_unity(1 << log_n)
+    factor = int(rng.integers(1, 2**62))
+    r_inv = pow(field.R, -1, p)
+    for ps in plan_passes(log_n, 1, False, False, direct_max_log=16):
+        if not ps.direct_twiddles:
+            continue
+        k, low = ps.log_k, ps.log_low
+        table = direct_twiddle_table(field, root, log_n, k, low, factor)
+        assert table.shape == (1 << (low + k), 4)
+        shift = log_n - low - k
+        for _ in range(200):
+            r, t = int(rng.integers(1 << low)), int(rng.integers(1 << k))
+            rev = int(format(t, f"0{k}b")[::-1], 2)
+            want = factor * pow(root, (r * rev) << shift, p) % p
+            assert field.from_limbs(table[(rev << low) + r]) * r_inv % p == want
 
 
 # -- GPU ----------------------------------------------------------------------------------------------
@@ -109,6 +139,29 @@ def test_gpu_field_ops_match_python_ints(cp, engines, field, variant):
     assert list(field.from_limbs(prod.get())) == [a * b % p for a, b in zip(a_int, b_int)]
     assert list(field.from_limbs(total.get())) == [(a + b) % p for a, b in zip(a_int, b_int)]
     assert list(field.from_limbs(diff.get())) == [(a - b) % p for a, b in zip(a_int, b_int)]
+
+
+@gpu
+@pytest.mark.parametrize("field", FIELDS, ids=lambda f: f.name)
+def test_gpu_direct_and_two_level_twiddles_match_cpu(cp, engines, field):
+    """Multi-pass sizes with every 4-step twiddle formed from the two sqrt(n) tables and with the direct
+    tables (default), forward and inverse, both orders that run DIF and DIT passes alone."""
+    from hebatch.backend.gpu_zk import CupyFieldNTT
+
+    cpu, direct = engines
+    two_level = CupyFieldNTT(direct_twiddle_max_log=0)
+    rng = np.random.default_rng()
+    for log_n in (12, 16, 18):
+        n = 1 << log_n
+        w = field.root_of_unity(n)
+        x = random_elements_fast(rng, field, (1, n))
+        xg = cp.asarray(x)
+        for inp, outp in (("natural", "bitrev"), ("bitrev", "natural")):
+            for inverse in (False, True):
+                want = (cpu.inverse if inverse else cpu.forward)(x, field, w, inp, outp)
+                for engine in (direct, two_level):
+                    got = (engine.inverse if inverse else engine.forward)(xg, field, w, inp, outp).get()
+                    assert (got == want).all(), (field.name, log_n, inp, outp, inverse, engine.direct_twiddle_max_log)
 
 
 @gpu

@@ -66,7 +66,7 @@ class Kernel:
         getattr(self, self.name.split("<")[0])(grid[0], shared_mem, *args)
 
     def ntt256_pass(self, grid, smem, src, out, lanes, log_n, log_k, log_low, log_c, sub, log_ktop, low, high,
-                    bits, scale, use_scale):
+                    bits, scale, use_scale, tw_direct):
         f, p, n = self.field, self.field.p, 1 << int(log_n)
         log_n, log_k, log_low, log_c, log_ktop, bits = map(int, (log_n, log_k, log_low, log_c, log_ktop, bits))
         dit = self.name.endswith("true>")
@@ -76,6 +76,8 @@ class Kernel:
         sub_i, low_i, high_i = mont_all(f, sub), mont_all(f, low), mont_all(f, high)
 
         def twiddle(r, t):
+            if tw_direct:  # the pass's own table, entry (bitrev_k(t) << log_low) + r
+                return low_i[(int(format(t, f"0{log_k}b")[::-1], 2) << log_low) + r]
             e = (r * int(format(t, f"0{log_k}b")[::-1], 2)) << shift
             return high_i[e >> bits] * low_i[e & ((1 << bits) - 1)] % p
 
@@ -139,8 +141,8 @@ class Kernel:
             + [(x - y) % p for x, y in zip(xa, xb)])
 
 
-@pytest.fixture
-def engine(monkeypatch):
+@pytest.fixture(params=[gpu_zk.DIRECT_TWIDDLE_MAX_LOG, 0], ids=["direct-twiddles", "two-level-twiddles"])
+def engine(monkeypatch, request):
     monkeypatch.setitem(sys.modules, "cupy", fake_cupy())
 
     def load_module(filename, defines=(), name_expressions=None):
@@ -150,7 +152,7 @@ def engine(monkeypatch):
         return types.SimpleNamespace(get_function=lambda name: Kernel(name, field))
 
     monkeypatch.setattr(gpu_zk, "load_module", load_module)
-    return gpu_zk.CupyFieldNTT()
+    return gpu_zk.CupyFieldNTT(direct_twiddle_max_log=request.param)
 
 
 @pytest.mark.parametrize("log_n,batch", [(1, 3), (4, 2), (12, 1)])
@@ -184,3 +186,30 @@ def test_host_twiddle_grid_with_modelled_kernels(engine):
         for args in ((5, 3, 1, 1), (2**40 + 7, 11, 2, 3), (0, 1, 1, 2)):
             got = engine.twiddle_grid(x.view(FakeArray), field, root, *args)
             assert (np.asarray(got) == cpu.twiddle_grid(x, field, root, *args)).all(), (root, args)
+
+
+def test_host_direct_twiddle_tables_built_by_the_grid_kernel(engine):
+    """The device-built direct twiddle table (twiddle_grid256 over factor R) equals its Python-int reference."""
+    rng = np.random.default_rng()
+    for field in FIELDS.values():
+        for log_n, log_k, log_low in ((10, 4, 3), (12, 6, 6), (13, 5, 8)):
+            root = field.root_of_unity(1 << log_n)
+            root = pow(root, int(rng.integers(0, 1 << log_n)) | 1, field.p)  # another primitive root
+            for scaled in (False, True):
+                factor = pow(1 << log_n, -1, field.p) if scaled else 1
+                got = engine._direct_table(field, root, log_n, log_k, log_low, scaled)
+                want = gpu_zk.direct_twiddle_table(field, root, log_n, log_k, log_low, factor)
+                assert (np.asarray(got) == want).all(), (field.name, log_n, log_k, log_low, scaled)
+
+
+def test_host_direct_twiddle_cache_is_bounded(engine, monkeypatch):
+    """Cached direct tables are dropped oldest first beyond DIRECT_TABLE_CACHE_BYTES; others stay."""
+    field = BN254_FR
+    root = field.root_of_unity(1 << 10)
+    monkeypatch.setattr(gpu_zk, "DIRECT_TABLE_CACHE_BYTES", 3 * (32 << 7))  # three tables of 2^7 entries
+    engine._ntt_tables(field, root, 10)
+    for log_low in range(1, 6):
+        engine._direct_table(field, root, 10, 7 - log_low, log_low, False)
+    direct = [k for k in engine._tables if k[1] == "direct"]
+    assert [k[-2] for k in direct] == [3, 4, 5]  # log_low of the three newest
+    assert any(k[1] == "ntt" for k in engine._tables)

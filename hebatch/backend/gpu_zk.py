@@ -29,6 +29,8 @@ FIELD_STRUCTS = {BN254_FR.p: "BN254Fr", BLS12_381_FR.p: "BLS12_381Fr", BLS12_377
 
 LOG_BLOCK = 11  # elements per block: NTT256_LOG_BLOCK in kernels/ntt256.cu
 MAX_LOG_K_STRIDED = 9  # passes over strided columns keep >= 4 consecutive columns (128 bytes) per block
+DIRECT_TWIDDLE_MAX_LOG = 24  # passes whose 4-step twiddles span M <= 2^24 read them from one M-entry table
+DIRECT_TABLE_CACHE_BYTES = 2 << 30  # device memory the cached direct twiddle tables may hold together
 THREADS = 256  # NTT256_THREADS
 ORDERS = ("natural", "bitrev")
 LIMBS = 4
@@ -54,7 +56,9 @@ def pass_sizes(log_n: int) -> list[int]:
 class Pass:
     """One ntt256_pass launch: log_k stages on groups spaced 2^log_low apart, 2^log_c lanes a block.
     scale: multiply every output by n^-1 (one multiplication per element); scale_in_twiddle: take the
-    4-step twiddles from the table pre-multiplied by n^-1 instead (no extra multiplication)."""
+    4-step twiddles from the table pre-multiplied by n^-1 instead (no extra multiplication);
+    direct_twiddles: read each 4-step twiddle from one table of M = 2^(log_low + log_k) entries instead of
+    forming it from the two sqrt(n) tables (one multiplication per element fewer)."""
 
     dit: bool
     log_k: int
@@ -63,14 +67,17 @@ class Pass:
     grid: int
     scale: bool
     scale_in_twiddle: bool = False
+    direct_twiddles: bool = False
 
     @property
     def smem(self) -> int:
         return (32 << self.log_k) << self.log_c
 
 
-def plan_passes(log_n: int, batch: int, dit: bool, scale: bool) -> list[Pass]:
-    """The passes of one DIF (dit=False: top bits first) or DIT (low bits first) transform."""
+def plan_passes(log_n: int, batch: int, dit: bool, scale: bool,
+                direct_max_log: int = DIRECT_TWIDDLE_MAX_LOG) -> list[Pass]:
+    """The passes of one DIF (dit=False: top bits first) or DIT (low bits first) transform; passes with
+    4-step twiddles over M <= 2^direct_max_log read them from a direct table."""
     sizes = pass_sizes(log_n)
     if dit:  # contiguous pass first, then up through the strided ones
         order, low = sizes, 0
@@ -92,18 +99,19 @@ def plan_passes(log_n: int, batch: int, dit: bool, scale: bool) -> list[Pass]:
         log_c = min(LOG_BLOCK - k, max(0, (lanes - 1).bit_length()))
         grid = -(-lanes // (1 << log_c))
         passes.append(Pass(dit, k, low, log_c, grid, scale and twiddled is None and index == len(spans) - 1,
-                           scale and index == twiddled))
+                           scale and index == twiddled, 0 < low and low + k <= direct_max_log))
     return passes
 
 
-def mont_mul_count(log_n: int, batch: int, inverse: bool) -> int:
+def mont_mul_count(log_n: int, batch: int, inverse: bool, direct_max_log: int = DIRECT_TWIDDLE_MAX_LOG) -> int:
     """Montgomery multiplications of one transform: one per butterfly but those of each pass's stage of
-    half-size 1 (twiddle 1), two per element for the 4-step twiddle of every pass with low bits (form w^e
-    from two tables, apply it), one per element for n^-1 where no pass has 4-step twiddles to carry it."""
+    half-size 1 (twiddle 1); for the 4-step twiddle of every pass with low bits, one per element to apply
+    it and, unless the pass reads a direct table, one per element to form it from two tables; one per
+    element for n^-1 where no pass has 4-step twiddles to carry it."""
     n = 1 << log_n
-    passes = plan_passes(log_n, 1, False, inverse)
-    strided = sum(1 for p in passes if p.log_low > 0)
-    return batch * (n // 2 * (log_n - len(passes)) + 2 * n * strided + n * sum(p.scale for p in passes))
+    passes = plan_passes(log_n, 1, False, inverse, direct_max_log)
+    twiddles = sum(1 if p.direct_twiddles else 2 for p in passes if p.log_low > 0)
+    return batch * (n // 2 * (log_n - len(passes)) + n * twiddles + n * sum(p.scale for p in passes))
 
 
 # -- host-side tables (Python ints) ------------------------------------------------------------------
@@ -140,6 +148,17 @@ def power_tables(field: PrimeField, base: int, log_n: int):
     return low, high, bits
 
 
+def direct_twiddle_table(field: PrimeField, root: int, log_n: int, log_k: int, log_low: int, factor: int = 1):
+    """The 4-step twiddles of one pass as a table of M = 2^(log_low + log_k) entries, entry (u << log_low) + r
+    = factor * w_M^(r u) (w_M = root^(n / M), Montgomery form), read by ntt256_pass with tw_direct at
+    u = bitrev_k(t). The reference (Python ints) for the table CupyFieldNTT builds on the device."""
+    p, shift = field.p, log_n - log_low - log_k
+    values = []
+    for u in range(1 << log_k):
+        values += powers(root, 1 << log_low, p, u << shift, factor)
+    return montgomery_limbs(field, values)
+
+
 def sub_table(field: PrimeField, root: int, log_n: int):
     """w^(e n / K_top) for e < K_top / 2, K_top = min(n, 2^11): the twiddles of every in-block stage."""
     log_ktop = min(log_n, LOG_BLOCK)
@@ -155,13 +174,21 @@ class CupyFieldNTT:
 
     name = "gpu"
 
-    def __init__(self, defines: tuple[tuple[str, str], ...] = ()):
+    def __init__(self, defines: tuple[tuple[str, str], ...] = (), direct_twiddle_max_log: int = DIRECT_TWIDDLE_MAX_LOG):
         """defines: -D options for kernels/ntt256.cu, e.g. (("FIELD256_U128", "1"),) for the portable
-        64-bit-word multiplication instead of the PTX one (for debugging and comparison)."""
+        64-bit-word multiplication instead of the PTX one (for debugging and comparison).
+        direct_twiddle_max_log: passes whose 4-step twiddles span at most 2^this entries read them from
+        one table (32 bytes an entry, so up to 512 MiB at the default 24, cached per size, root and pass;
+        built on the device); 0 forms every twiddle from two sqrt(n) tables."""
         import cupy
 
+        if isinstance(direct_twiddle_max_log, bool) or not isinstance(direct_twiddle_max_log, int):
+            raise TypeError(f"direct_twiddle_max_log must be an int, got {type(direct_twiddle_max_log).__name__}")
+        if not 0 <= direct_twiddle_max_log <= 28:
+            raise ValueError(f"direct_twiddle_max_log must be in [0, 28], got {direct_twiddle_max_log}")
         self.xp = cupy
         self.defines = tuple(defines)
+        self.direct_twiddle_max_log = direct_twiddle_max_log
         self._lock = threading.Lock()
         self._tables: dict = {}
 
@@ -238,6 +265,11 @@ class CupyFieldNTT:
                 tables = [k for k in self._tables if k[1] != "module"]
                 if len(tables) > 32:  # drop the oldest table set
                     self._tables.pop(tables[0])
+                # direct twiddle tables are large (up to 512 MiB): keep at most DIRECT_TABLE_CACHE_BYTES of them
+                direct = [k for k in self._tables if k[1] == "direct"]
+                held = sum(self._tables[k].nbytes for k in direct) + (value.nbytes if key[1] == "direct" else 0)
+                while direct and held > DIRECT_TABLE_CACHE_BYTES:
+                    held -= self._tables.pop(direct.pop(0)).nbytes
                 self._tables[key] = value
         return value
 
@@ -259,7 +291,7 @@ class CupyFieldNTT:
     def _passes(self, src, out, field, root, dit, scale):
         """Run one DIF/DIT transform of src into out (out may be src)."""
         batch, n, _ = src.shape
-        for i, p in enumerate(plan_passes(n.bit_length() - 1, batch, dit, scale)):
+        for i, p in enumerate(plan_passes(n.bit_length() - 1, batch, dit, scale, self.direct_twiddle_max_log)):
             self.run_pass(src if i == 0 else out, out, field, root, p)
 
     def run_pass(self, src, out, field, root, p: Pass):
@@ -269,12 +301,27 @@ class CupyFieldNTT:
         log_n = n.bit_length() - 1
         t = self._ntt_tables(field, root, log_n)
         kernel = self._module(field)["dit" if p.dit else "dif"]
+        if p.direct_twiddles:  # the pass's own table (n^-1 folded in where it carries the scale)
+            low = high = self._direct_table(field, root, log_n, p.log_k, p.log_low, p.scale_in_twiddle)
+        else:
+            low, high = t["low"], t["high_n_inv"] if p.scale_in_twiddle else t["high"]
         kernel((p.grid,), (THREADS,),
                (src, out, np.int64(batch << (log_n - p.log_k)), np.int32(log_n), np.int32(p.log_k),
-                np.int32(p.log_low), np.int32(p.log_c), t["sub"], np.int32(t["log_ktop"]), t["low"],
-                t["high_n_inv"] if p.scale_in_twiddle else t["high"],
-                np.int32(t["bits"]), t["n_inv"], np.int32(1 if p.scale else 0)),
+                np.int32(p.log_low), np.int32(p.log_c), t["sub"], np.int32(t["log_ktop"]), low, high,
+                np.int32(t["bits"]), t["n_inv"], np.int32(1 if p.scale else 0), np.int32(1 if p.direct_twiddles else 0)),
                shared_mem=p.smem)
+
+    def _direct_table(self, field, root, log_n, log_k, log_low, scaled):
+        """direct_twiddle_table built on the device: factor R (the Montgomery form of factor, held as a
+        standard-form value) times root^((u 2^shift) r) over the (u, r) grid by the twiddle-grid kernel."""
+        def build():
+            factor = pow(1 << log_n, -1, field.p) if scaled else 1
+            ones = self.xp.empty((1 << log_k, 1 << log_low, LIMBS), dtype=np.uint64)
+            ones[...] = self.xp.asarray(montgomery_limbs(field, [factor])[0])
+            table = self.twiddle_grid(ones, field, root, 0, 0, 1 << (log_n - log_low - log_k), 1)
+            return table.reshape(-1, LIMBS)
+
+        return self._cached(("direct", field.p, log_n, root, log_k, log_low, scaled), build)
 
     def _bitrev(self, src, out, field):
         batch, n, _ = src.shape

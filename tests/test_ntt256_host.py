@@ -1,0 +1,231 @@
+"""kernels/ntt256.cu itself run on the CPU: built with the host C++ compiler (FIELD256_HOST_CHAINS for the
+asm chains), every CUDA thread of a block a host thread (so __syncthreads is a real barrier and the
+shared-memory stages run as on the GPU), blocks one after the other. CupyFieldNTT's host code drives it
+through a stand-in for CuPy, and the results are checked against the CPU engine: the pass kernel's index
+maps, in-block stages, 4-step twiddles (direct tables and the two-level form) and n^-1, as written."""
+
+import contextlib
+import ctypes
+import sys
+import types
+
+import numpy as np
+import pytest
+
+from hebatch.backend import gpu_zk
+from hebatch.backend.cpu_zk import NumpyFieldNTT
+from hebatch.field import BLS12_377_FR, BLS12_381_FR, BN254_FR
+
+from .host_kernels import _c_arg, compiler, host_library
+
+FIELDS = {f.p: f for f in (BN254_FR, BLS12_381_FR, BLS12_377_FR)}
+ORDER_PAIRS = [("natural", "natural"), ("natural", "bitrev"), ("bitrev", "natural"), ("bitrev", "bitrev")]
+
+PRELUDE = r"""
+#include <pthread.h>
+#include <thread>
+#include <vector>
+struct HostDim3 { unsigned x, y, z; };
+static HostDim3 blockDim = {1, 1, 1}, gridDim = {1, 1, 1};
+static thread_local HostDim3 blockIdx = {0, 0, 0}, threadIdx = {0, 0, 0};
+static pthread_barrier_t host_block_barrier;
+struct __attribute__((aligned(16))) uint4 { unsigned x, y, z, w; };
+#define __global__
+#define __device__
+#define __shared__
+#define __forceinline__ inline
+#define __align__(n) __attribute__((aligned(n)))
+#define __launch_bounds__(...)
+alignas(32) unsigned char smem_raw[65536];
+static inline void __syncthreads() { pthread_barrier_wait(&host_block_barrier); }
+static inline unsigned __brev(unsigned x) {
+    unsigned r = 0;
+    for (int i = 0; i < 32; ++i) r |= ((x >> i) & 1u) << (31 - i);
+    return r;
+}
+static inline unsigned long long __brevll(unsigned long long x) {
+    return ((unsigned long long)__brev((unsigned)x) << 32) | __brev((unsigned)(x >> 32));
+}
+"""
+
+SOURCE = r"""
+#include "ntt256.cu"
+// one host thread per thread of a block, meeting at __syncthreads; they run the blocks one after the other,
+// with a barrier between blocks (shared memory is one buffer)
+template <class Body>
+static void run_grid(unsigned grid, unsigned block, Body body) {
+    gridDim = {grid, 1, 1};
+    blockDim = {block, 1, 1};
+    pthread_barrier_init(&host_block_barrier, nullptr, block);
+    std::vector<std::thread> threads;
+    for (unsigned t = 0; t < block; ++t)
+        threads.emplace_back([=] {
+            threadIdx = {t, 0, 0};
+            for (unsigned b = 0; b < grid; ++b) {
+                blockIdx = {b, 0, 0};
+                body();
+                __syncthreads();
+            }
+        });
+    for (auto& th : threads) th.join();
+    pthread_barrier_destroy(&host_block_barrier);
+}
+#define HOST_KERNELS(F, I)                                                                                     \
+    extern "C" void host_pass_##I(unsigned g, unsigned b, int dit, const Fe* in, Fe* out, long long lanes,     \
+                                  int log_n, int log_k, int log_low, int log_c, const Fe* sub, int log_ktop,   \
+                                  const Fe* low, const Fe* high, int bits, const Fe* scale, int use_scale,     \
+                                  int direct) {                                                                \
+        run_grid(g, b, [=] {                                                                                   \
+            if (dit)                                                                                           \
+                ntt256_pass<F, true>(in, out, lanes, log_n, log_k, log_low, log_c, sub, log_ktop, low, high,   \
+                                     bits, scale, use_scale, direct);                                          \
+            else                                                                                               \
+                ntt256_pass<F, false>(in, out, lanes, log_n, log_k, log_low, log_c, sub, log_ktop, low, high,  \
+                                      bits, scale, use_scale, direct);                                         \
+        });                                                                                                    \
+    }                                                                                                          \
+    extern "C" void host_scale_##I(unsigned g, unsigned b, const Fe* in, Fe* out, long long total, int log_n,  \
+                                   const Fe* low, const Fe* high, int bits) {                                  \
+        run_grid(g, b, [=] { scale_by_powers256<F>(in, out, total, log_n, low, high, bits); });                \
+    }                                                                                                          \
+    extern "C" void host_grid_##I(unsigned g, unsigned b, const Fe* x, Fe* y, long long rows, long long cols,  \
+                                  u64 row0, u64 row_step, u64 col0, u64 col_step, u64 mask, const Fe* low,     \
+                                  const Fe* high, int bits) {                                                  \
+        run_grid(g, b, [=] {                                                                                   \
+            twiddle_grid256<F>(x, y, rows, cols, row0, row_step, col0, col_step, mask, low, high, bits);       \
+        });                                                                                                    \
+    }                                                                                                          \
+    extern "C" void host_ops_##I(unsigned g, unsigned b, const Fe* x, const Fe* y, const Fe* r2, Fe* out,      \
+                                 long long count) {                                                            \
+        run_grid(g, b, [=] { field_ops256<F>(x, y, r2, out, count); });                                        \
+    }
+HOST_KERNELS(BN254Fr, 0)
+HOST_KERNELS(BLS12_381Fr, 1)
+HOST_KERNELS(BLS12_377Fr, 2)
+extern "C" void host_bitrev(unsigned g, unsigned b, const Fe* in, Fe* out, long long total, int log_n) {
+    run_grid(g, b, [=] { bitrev_permute256(in, out, total, log_n); });
+}
+"""
+
+STRUCT_INDEX = {"BN254Fr": 0, "BLS12_381Fr": 1, "BLS12_377Fr": 2}
+
+pytestmark = pytest.mark.skipif(compiler() is None, reason="no host C++ compiler")
+
+
+@pytest.fixture(scope="module")
+def lib():
+    return host_library(SOURCE, headers=("field256.cuh", "ntt256.cu"), defines=("FIELD256_HOST_CHAINS",),
+                        prelude=PRELUDE, flags=("-pthread",))
+
+
+class FakeArray(np.ndarray):
+    def get(self):
+        return np.asarray(self)
+
+    @property
+    def device(self):
+        return contextlib.nullcontext()
+
+
+def fake_cupy():
+    xp = types.ModuleType("cupy")
+    xp.ndarray = FakeArray
+    xp.asarray = lambda a: np.array(a).view(FakeArray)
+    xp.ascontiguousarray = lambda a: np.ascontiguousarray(a).view(FakeArray)
+    xp.empty = lambda shape, dtype: np.empty(shape, dtype=dtype).view(FakeArray)
+    xp.cuda = types.SimpleNamespace(Device=lambda: types.SimpleNamespace(id=0))
+    return xp
+
+
+class HostKernel:
+    """A CuPy-RawKernel-like callable running one kernel of the host build."""
+
+    def __init__(self, lib, name):
+        self.lib, self.name, self.max_dynamic_shared_size_bytes = lib, name, 48 * 1024
+
+    def __call__(self, grid, block, args, shared_mem=0):
+        assert shared_mem <= 65536 and shared_mem <= self.max_dynamic_shared_size_bytes
+        base, _, rest = self.name.partition("<")
+        index = STRUCT_INDEX.get(rest.split(",")[0].rstrip(">"))
+        c_args = [ctypes.c_uint(grid[0]), ctypes.c_uint(block[0])] + [_c_arg(a) for a in args]
+        if base == "ntt256_pass":
+            fn, c_args = getattr(self.lib, f"host_pass_{index}"), c_args[:2] + [ctypes.c_int(rest.endswith("true>"))] + c_args[2:]
+        elif base == "bitrev_permute256":
+            fn = self.lib.host_bitrev
+        else:
+            fn = getattr(self.lib, {"scale_by_powers256": "host_scale_", "twiddle_grid256": "host_grid_",
+                                    "field_ops256": "host_ops_"}[base] + str(index))
+        fn.restype = None
+        fn(*c_args)
+
+
+@pytest.fixture(params=[gpu_zk.DIRECT_TWIDDLE_MAX_LOG, 0, 8], ids=["direct-twiddles", "two-level-twiddles", "mixed"])
+def engine(monkeypatch, request, lib):
+    monkeypatch.setitem(sys.modules, "cupy", fake_cupy())
+
+    def load_module(filename, defines=(), name_expressions=None):
+        assert filename == "ntt256.cu"
+        return types.SimpleNamespace(get_function=lambda name: HostKernel(lib, name))
+
+    monkeypatch.setattr(gpu_zk, "load_module", load_module)
+    return gpu_zk.CupyFieldNTT(direct_twiddle_max_log=request.param)
+
+
+def random_elements(rng, field, shape):
+    x = rng.integers(0, 2**64, size=shape + (4,), dtype=np.uint64)
+    x[..., 3] %= np.uint64(field.p_limbs[3])  # below p
+    return x
+
+
+@pytest.mark.parametrize("log_n,batch", [(1, 3), (4, 2), (7, 1), (12, 1)])
+def test_kernel_source_on_host_threads_matches_cpu(engine, log_n, batch):
+    rng = np.random.default_rng()
+    cpu = NumpyFieldNTT()
+    n = 1 << log_n
+    fields = list(FIELDS.values()) if log_n <= 6 else [FIELDS[list(FIELDS)[log_n % 3]]]
+    for field in fields:
+        x = random_elements(rng, field, (batch, n))
+        w = field.root_of_unity(n)
+        for inp, outp in ORDER_PAIRS if log_n <= 6 else ORDER_PAIRS[1:3]:
+            got = engine.forward(x.view(FakeArray), field, w, inp, outp)
+            assert (np.asarray(got) == cpu.forward(x, field, w, inp, outp)).all(), (field.name, inp, outp)
+            got = engine.inverse(x.view(FakeArray), field, w, inp, outp)
+            assert (np.asarray(got) == cpu.inverse(x, field, w, inp, outp)).all(), (field.name, inp, outp)
+
+
+def test_kernel_source_on_host_threads_other_kernels(engine):
+    rng = np.random.default_rng()
+    cpu = NumpyFieldNTT()
+    for field in FIELDS.values():
+        x = random_elements(rng, field, (2, 64))
+        base = int(rng.integers(2, 2**62))
+        assert (np.asarray(engine.scale_by_powers(x.view(FakeArray), field, base))
+                == cpu.scale_by_powers(x, field, base)).all()
+        a, b = x.reshape(-1, 4), np.ascontiguousarray(x[::-1].reshape(-1, 4))
+        prod, total, diff = engine.field_ops(a.view(FakeArray), b.view(FakeArray), field)
+        assert (np.asarray(prod) == cpu.mul(a, b, field)).all()
+        g = random_elements(rng, field, (6, 10))
+        root = field.root_of_unity(1 << 20)
+        got = engine.twiddle_grid(g.view(FakeArray), field, root, 5, 3, 1, 2)
+        assert (np.asarray(got) == cpu.twiddle_grid(g, field, root, 5, 3, 1, 2)).all()
+
+
+@pytest.mark.parametrize("log_n", [9])
+def test_kernel_source_on_host_threads_many_passes(engine, monkeypatch, log_n):
+    """Plans of three and more passes at small sizes (blocks of 2^5 elements, strided passes of up to 3
+    stages, so 2^9 is 3 passes of 3): middle passes, their twiddles (direct, two-level or, with "mixed", both
+    in one transform) and n^-1 placement."""
+    monkeypatch.setattr(gpu_zk, "LOG_BLOCK", 5)
+    monkeypatch.setattr(gpu_zk, "MAX_LOG_K_STRIDED", 3)
+    assert len(gpu_zk.pass_sizes(log_n)) >= 3
+    rng = np.random.default_rng()
+    cpu = NumpyFieldNTT()
+    field = list(FIELDS.values())[log_n % 3]
+    n = 1 << log_n
+    x = random_elements(rng, field, (2, n))
+    w = field.root_of_unity(n)
+    for inp, outp in ORDER_PAIRS[1:3]:  # DIF passes alone, DIT passes alone
+        got = engine.forward(x.view(FakeArray), field, w, inp, outp)
+        assert (np.asarray(got) == cpu.forward(x, field, w, inp, outp)).all(), (field.name, inp, outp)
+        got = engine.inverse(x.view(FakeArray), field, w, inp, outp)
+        assert (np.asarray(got) == cpu.inverse(x, field, w, inp, outp)).all(), (field.name, inp, outp)
