@@ -2,7 +2,6 @@
 kernels/ntt256.cu (same arguments in the same order, tables read back from their Montgomery limbs), so the
 launch arguments, the tables and the buffer flow of every order and direction are checked without a GPU."""
 
-import contextlib
 import sys
 import types
 
@@ -13,27 +12,10 @@ from hebatch.backend import gpu_zk
 from hebatch.backend.cpu_zk import NumpyFieldNTT
 from hebatch.field import BLS12_377_FR, BLS12_381_FR, BN254_FR
 
+from .fake_cupy import FakeArray, fake_cupy
+
 FIELDS = {f.p: f for f in (BN254_FR, BLS12_381_FR, BLS12_377_FR)}
 ORDER_PAIRS = [("natural", "natural"), ("natural", "bitrev"), ("bitrev", "natural"), ("bitrev", "bitrev")]
-
-
-class FakeArray(np.ndarray):
-    def get(self):
-        return np.asarray(self)
-
-    @property
-    def device(self):
-        return contextlib.nullcontext()
-
-
-def fake_cupy():
-    xp = types.ModuleType("cupy")
-    xp.ndarray = FakeArray
-    xp.asarray = lambda a: np.array(a).view(FakeArray)
-    xp.ascontiguousarray = lambda a: np.ascontiguousarray(a).view(FakeArray)
-    xp.empty = lambda shape, dtype: np.empty(shape, dtype=dtype).view(FakeArray)
-    xp.cuda = types.SimpleNamespace(Device=lambda: types.SimpleNamespace(id=0))
-    return xp
 
 
 def ints(field, a):
@@ -67,7 +49,7 @@ class Kernel:
 
     def ntt256_pass(self, grid, smem, src, out, lanes, log_n, log_k, log_low, log_c, sub, log_ktop, low, high,
                     bits, scale, use_scale, tw_direct):
-        f, p, n = self.field, self.field.p, 1 << int(log_n)
+        f, p = self.field, self.field.p
         log_n, log_k, log_low, log_c, log_ktop, bits = map(int, (log_n, log_k, log_low, log_c, log_ktop, bits))
         dit = self.name.endswith("true>")
         assert grid << log_c >= lanes > (grid - 1) << log_c and smem == (32 << log_k) << log_c

@@ -4,7 +4,6 @@ shared-memory stages run as on the GPU), blocks one after the other. CupyFieldNT
 through a stand-in for CuPy, and the results are checked against the CPU engine: the pass kernel's index
 maps, in-block stages, 4-step twiddles (direct tables and the two-level form) and n^-1, as written."""
 
-import contextlib
 import ctypes
 import sys
 import types
@@ -16,6 +15,7 @@ from hebatch.backend import gpu_zk
 from hebatch.backend.cpu_zk import NumpyFieldNTT
 from hebatch.field import BLS12_377_FR, BLS12_381_FR, BN254_FR
 
+from .fake_cupy import FakeArray, fake_cupy
 from .host_kernels import _c_arg, compiler, host_library
 
 FIELDS = {f.p: f for f in (BN254_FR, BLS12_381_FR, BLS12_377_FR)}
@@ -116,25 +116,6 @@ pytestmark = pytest.mark.skipif(compiler() is None, reason="no host C++ compiler
 def lib():
     return host_library(SOURCE, headers=("field256.cuh", "ntt256.cu"), defines=("FIELD256_HOST_CHAINS",),
                         prelude=PRELUDE, flags=("-pthread",))
-
-
-class FakeArray(np.ndarray):
-    def get(self):
-        return np.asarray(self)
-
-    @property
-    def device(self):
-        return contextlib.nullcontext()
-
-
-def fake_cupy():
-    xp = types.ModuleType("cupy")
-    xp.ndarray = FakeArray
-    xp.asarray = lambda a: np.array(a).view(FakeArray)
-    xp.ascontiguousarray = lambda a: np.ascontiguousarray(a).view(FakeArray)
-    xp.empty = lambda shape, dtype: np.empty(shape, dtype=dtype).view(FakeArray)
-    xp.cuda = types.SimpleNamespace(Device=lambda: types.SimpleNamespace(id=0))
-    return xp
 
 
 class HostKernel:
