@@ -276,15 +276,22 @@ class NumpyFieldNTT:
     name = "cpu"
     xp = np
 
-    def forward(self, x, field: PrimeField, root: int, input_order="natural", output_order="natural"):
+    @staticmethod
+    def _digits_in(x, input_order, output_order, permute_from):
+        """(log n, x as digits), permuted to bit-reversed positions when given in order `permute_from`
+        (the stages of both directions run with the natural order on one side, bit-reversed on the other)."""
         _check_order(input_order, "input_order")
         _check_order(output_order, "output_order")
-        ops = field_digits(field)
-        batch, n, _ = x.shape
-        log_n = n.bit_length() - 1
+        log_n = x.shape[1].bit_length() - 1
         a = to_digits(x)
-        if input_order == "bitrev":
+        if input_order == permute_from:
             a = np.ascontiguousarray(a[..., bitrev_indices(log_n)])
+        return log_n, a
+
+    def forward(self, x, field: PrimeField, root: int, input_order="natural", output_order="natural"):
+        ops = field_digits(field)
+        log_n, a = self._digits_in(x, input_order, output_order, permute_from="bitrev")
+        n = 1 << log_n
         powers = twiddle_powers(field, root, n // 2)
         for s in range(log_n):
             _ct_stage(a, ops, _stage_twiddles(powers, log_n, s), 1 << s)
@@ -293,14 +300,9 @@ class NumpyFieldNTT:
         return from_digits(a, field.limbs)
 
     def inverse(self, y, field: PrimeField, root: int, input_order="natural", output_order="natural"):
-        _check_order(input_order, "input_order")
-        _check_order(output_order, "output_order")
         ops = field_digits(field)
-        batch, n, _ = y.shape
-        log_n = n.bit_length() - 1
-        a = to_digits(y)
-        if input_order == "natural":
-            a = np.ascontiguousarray(a[..., bitrev_indices(log_n)])
+        log_n, a = self._digits_in(y, input_order, output_order, permute_from="natural")
+        n = 1 << log_n
         powers = twiddle_powers(field, pow(root, -1, field.p), n // 2)
         n_inv = ops.montgomery_column(pow(n, -1, field.p))
         for s in reversed(range(log_n)):

@@ -355,13 +355,17 @@ class CupyRnsOps(RnsOps):
         x = self._array(x, "x")
         if x.shape[-2] != len(src):
             raise ValueError(f"x has {x.shape[-2]} limbs but src has {len(src)} moduli")
-        tables = self._uploaded(("base", src, dst), build)
-        x, lead, bs = self._items(x, "x", 2, len(src))
+        return self._conversion("rns_base_convert", x, len(src), len(dst), self._uploaded(("base", src, dst), build))
+
+    def _conversion(self, kernel, x, src_limbs, dst_limbs, tables, x_limbs=None):
+        """Launch a kernel of the base-conversion shape, (out, x, batch stride, batch, src limbs, dst limbs,
+        n, tables...), on x (..., x_limbs (default src_limbs), n); returns out (..., dst_limbs, n)."""
+        x, lead, bs = self._items(x, "x", 2, src_limbs if x_limbs is None else x_limbs)
         n = x.shape[-1]
         batch = math.prod(lead)
-        out = self.xp.empty(lead + (len(dst), n), dtype=np.uint64)
-        self._launch("rns_base_convert", batch, n,
-                     (out, x, bs, np.int64(batch), np.int32(len(src)), np.int32(len(dst)), np.int64(n), *tables))
+        out = self.xp.empty(lead + (dst_limbs, n), dtype=np.uint64)
+        self._launch(kernel, batch, n,
+                     (out, x, bs, np.int64(batch), np.int32(src_limbs), np.int32(dst_limbs), np.int64(n), *tables))
         return out
 
     # -- fused steps (overrides of RnsOps' generic compositions) -------------------------------------
@@ -500,14 +504,8 @@ class CupyRnsOps(RnsOps):
                     np.array([big_q % b for b in bsk], dtype=np.uint64),
                     _shoup_rows([pow(m_tilde, -1, b) for b in bsk], bsk))
 
-        tables = self._uploaded(("behz_extend", q, bsk, m_tilde), build)
-        x, lead, bs = self._items(x, "x", 2, len(q))
-        n = x.shape[-1]
-        batch = math.prod(lead)
-        out = self.xp.empty(lead + (len(bsk), n), dtype=np.uint64)
-        self._launch("rns_behz_extend", batch, n,
-                     (out, x, bs, np.int64(batch), np.int32(len(q)), np.int32(len(bsk)), np.int64(n), *tables))
-        return out
+        return self._conversion("rns_behz_extend", x, len(q), len(bsk),
+                                self._uploaded(("behz_extend", q, bsk, m_tilde), build))
 
     def behz_floor(self, d_q, d_bsk, t, q, bsk):
         """BEHZ fast floor (t d_bsk - FastBConv(t d_q)) * Q^-1 into B_sk in one kernel."""
@@ -543,14 +541,9 @@ class CupyRnsOps(RnsOps):
             return (src_c, _shoup_rows(inv, base_b), dst_c, dst_r, dst_r128, factors, np.uint64(w[0]),
                     np.uint64(w[1]), np.array([m_b % p for p in q], dtype=np.uint64))
 
-        tables = self._uploaded(("behz_sk", base_b, m_sk, q), build)
-        x, lead, bs = self._items(x, "x", 2, len(base_b) + 1)
-        n = x.shape[-1]
-        batch = math.prod(lead)
-        out = self.xp.empty(lead + (len(q), n), dtype=np.uint64)
-        self._launch("rns_behz_sk", batch, n,
-                     (out, x, bs, np.int64(batch), np.int32(len(base_b)), np.int32(len(q)), np.int64(n), *tables))
-        return out
+        # the kernel's source count is |B|; x holds B and m_sk
+        return self._conversion("rns_behz_sk", x, len(base_b), len(q),
+                                self._uploaded(("behz_sk", base_b, m_sk, q), build), x_limbs=len(base_b) + 1)
 
     def automorphism(self, x, galois_elt, moduli, ntt_form):
         """x(X) -> x(X^g) in Z_q[X]/(X^n + 1): coefficients (signed permutation) or NTT values (permutation)."""
