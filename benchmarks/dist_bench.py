@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Benchmarks of the Dask scheduler layer (hebatch.dist) on 1, 2 or 4 GPUs of one machine.
+"""Benchmarks of the Dask scheduler layer (hebatch.distributed) on 1, 2 or 4 GPUs of one machine.
 
 Cases (each runs on its own; a failure is recorded with its error text and the rest go on):
   copy        pinned host<->device copy bandwidth (H2D, D2H, their round trip, both at once) and the
@@ -133,7 +133,7 @@ def _versions() -> dict:
 def _random_chunk(shape, moduli, seed, on_device):
     """Uniform residues of shape (rows, limbs, n), made on the worker: on its GPU when it has one
     (fast), returned on the device if on_device, else copied to host memory."""
-    from hebatch.dist.worker import worker_has_gpu
+    from hebatch.distributed.worker import worker_has_gpu
 
     if worker_has_gpu():
         import cupy
@@ -177,7 +177,7 @@ def time_dask(client, make, repeats):
     """Median wall time of persisting make() and waiting for all of it (one warm-up run first)."""
     from distributed import futures_of
 
-    from hebatch.dist.jobs import wait_for
+    from hebatch.distributed.jobs import wait_for
 
     times = []
     for i in range(repeats + 1):
@@ -420,7 +420,7 @@ def case_large(args, ctx):
     """ntt_large with the time split into transforms (columns, rows) and transposes."""
     from distributed import futures_of
 
-    from hebatch.dist.jobs import wait_for
+    from hebatch.distributed.jobs import wait_for
 
     q = hb.ntt_primes(60, 1 << max(args.large_log_n), 1)[0]
     on_device = not args.cpu
@@ -524,7 +524,7 @@ def print_table(record):
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(title=f"hebatch.dist on {record['device']} ({record['gpus']} GPU) {record['date']}")
+    table = Table(title=f"hebatch.distributed on {record['device']} ({record['gpus']} GPU) {record['date']}")
     for column in ("case", "what", "result"):
         table.add_column(column)
     for row in summary_rows(record):

@@ -11,7 +11,7 @@ from distributed import LocalCluster
 
 import hebatch as hb
 from hebatch import dist
-from hebatch.dist import worker
+from hebatch.distributed import worker
 
 from .dist_support import client, fail_once, poison, residues  # noqa: F401  (client is a fixture)
 
@@ -310,7 +310,7 @@ def test_gpu_staged_copies_in_many_slices(monkeypatch):
 
 
 def test_gpu_cluster_refuses_more_workers_than_gpus():
-    from hebatch.dist.cluster import _check_gpu_workers
+    from hebatch.distributed.cluster import _check_gpu_workers
 
     with pytest.raises(ValueError, match=r"n_workers=2 but 1 GPU is visible"):
         _check_gpu_workers(2, "3")

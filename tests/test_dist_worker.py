@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import hebatch as hb
-from hebatch.dist import worker
+from hebatch.distributed import worker
 
 from .dist_support import residues
 

@@ -3,7 +3,7 @@
 The scheduler runs in this process (a login node or a small job); every worker is one SLURM job of
 one task with one GPU (`--gpus-per-task=1`) running `dask cuda worker` (dask-jobqueue's
 worker_command "dask_cuda.cli") with the resource GPU=1. `--nodes N --gpus-per-node G` asks for
-N*G such workers, then the job reads a Zarr batch, transforms it with `hebatch.dist` and writes the
+N*G such workers, then the job reads a Zarr batch, transforms it with `hebatch.distributed` and writes the
 result chunk by chunk (a rerun resumes):
 
     python deploy/slurm/hebatch_slurm.py in.zarr out.zarr --modulus 1152921504606584833 \\

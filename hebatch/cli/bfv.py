@@ -96,7 +96,7 @@ def read_keys(directory, *, secret: bool):
 
 def _encrypt_rows(values, params, public, backend):
     """Encrypt rows of values (records, features) on a worker: slot row 0 holds each record."""
-    from ..dist.bfv import worker_context
+    from ..distributed.bfv import worker_context
 
     ctx = worker_context(params, backend)
     slots = np.zeros((values.shape[0], params.n), dtype=np.uint64)
@@ -165,7 +165,7 @@ def store_attrs(ct_path, params, key_id) -> dict:
 def evaluate_store(ct_path, out_path, key_dir, pipeline_options: dict, *, chunk=None, backend="auto",
                    overwrite=False) -> dict:
     """Apply a pipeline to every ciphertext of a store on the cluster (dist.bfv_map); resumable."""
-    from .. import dist
+    from .. import distributed as dist
 
     params, meta, keys = read_keys(key_dir, secret=False)
     attrs = store_attrs(ct_path, params, keys.key_id)
@@ -205,7 +205,7 @@ def decrypt_store(ct_path, out_path, key_dir, *, overwrite=False, backend="auto"
     if os.path.exists(out_path) and not overwrite:
         raise FileExistsError(f"OUT {os.fspath(out_path)!r} exists; pass --overwrite to replace it")
     data = zarr.open_group(os.fspath(ct_path), mode="r")["data"]
-    from ..dist import zarr_status
+    from ..distributed import zarr_status
 
     finished, total = zarr_status(os.fspath(ct_path))
     if finished < total:
@@ -229,7 +229,7 @@ def decrypt_store(ct_path, out_path, key_dir, *, overwrite=False, backend="auto"
     if kind_of(out_path, "OUT") == "npy":
         np.save(out_path, values)
     else:
-        from .. import dist
+        from .. import distributed as dist
 
         dist.to_zarr(values, os.fspath(out_path), overwrite=True)
     return {"ciphertexts": os.fspath(ct_path), "output": os.fspath(out_path), "records": int(values.shape[0]),

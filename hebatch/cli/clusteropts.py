@@ -10,7 +10,7 @@ from contextlib import contextmanager
 
 import click
 
-from .. import dist
+from .. import distributed as dist
 
 
 def cluster_options(f):

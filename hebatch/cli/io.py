@@ -9,7 +9,7 @@ import dask.array as da
 import numpy as np
 from dask.delayed import delayed
 
-from .. import dist
+from .. import distributed as dist
 
 FORMATS = (".zarr", ".npy")
 

@@ -19,9 +19,9 @@ from dask.delayed import delayed
 
 import hebatch as hb
 
-from .. import dist
-from ..dist.worker import to_host as host_array
-from ..dist.worker import worker_has_gpu
+from .. import distributed as dist
+from ..distributed.worker import to_host as host_array
+from ..distributed.worker import worker_has_gpu
 from .common import console, parse_modulus, status
 from .io import open_batch, write_batch
 

@@ -6,7 +6,7 @@ import os
 
 import click
 
-from .. import dist
+from .. import distributed as dist
 from ..ntt.plan import ALGORITHMS
 from ..ntt.validate import check_transform_args
 from .app import main

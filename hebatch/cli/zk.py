@@ -11,7 +11,7 @@ import numpy as np
 import hebatch as hb
 
 from ..backend import gpu_available
-from ..dist.worker import to_host as host_array
+from ..distributed.worker import to_host as host_array
 from ..field import MAX_LOG_N, is_prime, primitive_root
 from .app import main
 from .common import NAMED_MODULI, json_option, report, status
@@ -229,7 +229,7 @@ def time_transform(x, field, inverse, use_gpu, repeats, coset=False):
 
 def _run_spread(x, field, inverse, workers, scheduler, device, repeats):
     """(host result, median seconds, details) of dist.ntt_large over the workers of a cluster."""
-    from .. import dist
+    from .. import distributed as dist
     from .clusteropts import local_cluster
 
     options = {"address": scheduler} if scheduler else {"device": device, "n_workers": workers,

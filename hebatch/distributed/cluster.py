@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from ..backend import gpu_available
 from .worker import check_device
 
-log = logging.getLogger("hebatch.dist")
+log = logging.getLogger("hebatch.distributed")
 
 SCHEDULER_ENV = "HEBATCH_SCHEDULER"
 PROTOCOLS = ("tcp", "ucx", "ucxx", "inproc")
@@ -44,7 +44,7 @@ def cluster(address=None, *, device="auto", n_workers=None, threads_per_worker=N
     - otherwise (device "cpu", or no GPU): distributed.LocalCluster with n_workers,
       threads_per_worker and processes (False: threads of this process, quick to start).
     dashboard_address: where the Dask dashboard listens (None: no dashboard); its link is logged on
-    the "hebatch.dist" logger and, if verbose, printed to stderr. Other keyword arguments go to the
+    the "hebatch.distributed" logger and, if verbose, printed to stderr. Other keyword arguments go to the
     cluster class.
     """
     device = check_device(device)

@@ -1,0 +1,102 @@
+"""Device helpers at the bottom of the layers: which devices exist, which one an array lives on,
+and the one `device` word every layer and the CLI accept ("auto", "cpu", "gpu").
+
+Nothing here imports CuPy unless a GPU question is asked, so CPU-only machines never pay for it.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from functools import lru_cache
+
+DEVICES = ("auto", "cpu", "gpu")
+
+
+@lru_cache(maxsize=1)
+def gpu_available() -> bool:
+    """True if CuPy is importable and sees at least one CUDA device (asked once per process)."""
+    if importlib.util.find_spec("cupy") is None:
+        return False
+    try:
+        import cupy
+
+        return cupy.cuda.runtime.getDeviceCount() > 0
+    except Exception:  # no driver, no device: CuPy raises several kinds of errors
+        return False
+
+
+def check_device(device, name: str = "device") -> str:
+    """`device` itself if it is one of DEVICES; ValueError naming the choices otherwise."""
+    if not isinstance(device, str) or device not in DEVICES:
+        raise ValueError(f"{name} must be one of {', '.join(map(repr, DEVICES))}, got {device!r}")
+    return device
+
+
+def resolve_device(device="auto", name: str = "device") -> str:
+    """The concrete device ("cpu" or "gpu") that the word `device` asks for on this machine.
+
+    "auto" is the GPU when one is visible, else the CPU; "gpu" without a GPU is a ValueError that
+    says what to do instead.
+    """
+    check_device(device, name)
+    if device == "cpu":
+        return "cpu"
+    if gpu_available():
+        return "gpu"
+    if device == "gpu":
+        raise ValueError(f"{name}='gpu' needs CuPy and a CUDA GPU, and none is visible here; "
+                         f"use {name}='cpu' or 'auto'")
+    return "cpu"
+
+
+def cupy_array_type():
+    """cupy.ndarray if CuPy has been imported, else None (a CuPy array cannot exist without it)."""
+    cupy = sys.modules.get("cupy")
+    return None if cupy is None else cupy.ndarray
+
+
+def is_device_array(x) -> bool:
+    """True for a CuPy array."""
+    array_type = cupy_array_type()
+    return array_type is not None and isinstance(x, array_type)
+
+
+def device_of(x, name: str = "x") -> str:
+    """"gpu" for a CuPy array, "cpu" for a NumPy array; TypeError for anything else."""
+    import numpy as np
+
+    if isinstance(x, np.ndarray):
+        return "cpu"
+    if is_device_array(x):
+        return "gpu"
+    raise TypeError(f"{name} must be a NumPy or CuPy array, got {type(x).__module__}.{type(x).__name__}")
+
+
+def array_module(x):
+    """numpy or cupy: the module whose functions operate on x."""
+    if device_of(x) == "gpu":
+        import cupy
+
+        return cupy
+    import numpy
+
+    return numpy
+
+
+def to_host(x):
+    """x as a NumPy array (copied from the GPU if it is a CuPy array); anything else unchanged."""
+    return x.get() if is_device_array(x) else x
+
+
+def device_memory_bytes() -> int | None:
+    """Total memory of this process's current GPU, or None without one."""
+    if not gpu_available():
+        return None
+    import cupy
+
+    return int(cupy.cuda.Device().mem_info[1])
+
+
+__all__ = ["DEVICES", "array_module", "check_device", "cupy_array_type", "device_memory_bytes", "device_of",
+           "gpu_available", "is_device_array", "resolve_device", "to_host"]
