@@ -1,21 +1,15 @@
 """The BFV benchmark script: its CPU smoke mode runs every operation and writes the JSON it promises."""
 
-import importlib.util
 import json
-import pathlib
 
-SCRIPT = pathlib.Path(__file__).resolve().parent.parent / "benchmarks" / "bfv_bench.py"
+from hebatch.benchmarks import bfv as bench
 
 
 def test_cpu_quick_run_writes_json(tmp_path, monkeypatch, capsys):
-    spec = importlib.util.spec_from_file_location("bfv_bench", SCRIPT)
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
-    monkeypatch.setenv("OUT", str(tmp_path / "out"))
-    (tmp_path / "out").mkdir()
+    monkeypatch.chdir(tmp_path)
     assert bench.main(["--cpu", "--quick", "--out", str(tmp_path / "results")]) == 0
     files = sorted((tmp_path / "results").glob("bfv-*.json"))
-    assert len(files) == 1 and (tmp_path / "out" / files[0].name).exists()
+    assert len(files) == 1 and sorted(p.name for p in tmp_path.iterdir()) == ["results"]
     record = json.loads(files[0].read_text())
     assert record["benchmark"] == "bfv" and record["backend"] == "cpu"
     cases = {(r["variant"], r["case"]): r for r in record["results"]}

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import zarr
 
-from hebatch.cli.bfv_pipeline import Pipeline, format_poly, parse_poly, rotation_steps
+from hebatch.jobs.bfv_pipeline import Pipeline, format_poly, parse_poly, rotation_steps
 
 from .cli_support import FAST_CLUSTER, assert_clean_failure, invoke, last_json
 
@@ -18,7 +18,7 @@ T = 65537
 def keys(tmp_path_factory):
     directory = tmp_path_factory.mktemp("keys") / "k"
     summary = last_json(invoke("bfv", "keygen", "--keys", directory, "--preset", "n4096", "--max-features", 8,
-                               "--backend", "cpu", "--json"))
+                               "--device", "cpu", "--json"))
     assert summary["n"] == 4096 and summary["t"] == T
     return directory
 
@@ -33,7 +33,7 @@ def test_key_files(keys):
 def _encrypt(tmp_path, keys, values):
     np.save(tmp_path / "records.npy", values)
     summary = last_json(invoke("bfv", "encrypt", tmp_path / "records.npy", tmp_path / "records.ct.zarr", "--keys",
-                               keys, "--chunk", 2, "--backend", "cpu", *FAST_CLUSTER, "--json"))
+                               keys, "--chunk", 2, "--device", "cpu", *FAST_CLUSTER, "--json"))
     assert summary["records"] == len(values) and summary["chunks_written"] == (len(values) + 1) // 2
     return tmp_path / "records.ct.zarr"
 
@@ -42,10 +42,10 @@ def test_encrypt_eval_decrypt_elementwise(tmp_path, keys):
     values = np.random.default_rng().integers(0, T, size=(3, 5))
     cts = _encrypt(tmp_path, keys, values)
     summary = last_json(invoke("bfv", "eval", cts, tmp_path / "out.ct.zarr", "--keys", keys, "--poly", "2x^2+5",
-                               "--add-const", 7, "--backend", "cpu", *FAST_CLUSTER, "--json"))
+                               "--add-const", 7, "--device", "cpu", *FAST_CLUSTER, "--json"))
     assert summary["steps"] == ["poly 2x^2 + 5", "add-const 7"]
     summary = last_json(invoke("bfv", "decrypt", tmp_path / "out.ct.zarr", tmp_path / "out.npy", "--keys", keys,
-                               "--backend", "cpu", "--json"))
+                               "--device", "cpu", "--json"))
     assert summary["min_noise_budget_bits"] > 0
     expected = [[(2 * int(v) ** 2 + 5 + 7) % T for v in row] for row in values]
     assert np.load(tmp_path / "out.npy").tolist() == expected
@@ -57,9 +57,9 @@ def test_encrypted_dot_products(tmp_path, keys):
     np.savetxt(tmp_path / "w.txt", weights[None], fmt="%d")
     cts = _encrypt(tmp_path, keys, values)
     assert invoke("bfv", "eval", cts, tmp_path / "dots.ct.zarr", "--keys", keys, "--dot-with", tmp_path / "w.txt",
-                  "--backend", "cpu", *FAST_CLUSTER).exit_code == 0
+                  "--device", "cpu", *FAST_CLUSTER).exit_code == 0
     assert invoke("bfv", "decrypt", tmp_path / "dots.ct.zarr", tmp_path / "dots.zarr", "--keys", keys,
-                  "--backend", "cpu").exit_code == 0
+                  "--device", "cpu").exit_code == 0
     got = zarr.open_group(str(tmp_path / "dots.zarr"), mode="r")["data"][:]
     assert got[:, 0].tolist() == [sum(int(a) * int(b) for a, b in zip(row, weights)) % T for row in values]
 
@@ -67,20 +67,20 @@ def test_encrypted_dot_products(tmp_path, keys):
 def test_eval_resumes(tmp_path, keys):
     values = np.random.default_rng().integers(0, T, size=(4, 2))
     cts = _encrypt(tmp_path, keys, values)
-    args = ("bfv", "eval", cts, tmp_path / "sq.ct.zarr", "--keys", keys, "--square", "--backend", "cpu",
+    args = ("bfv", "eval", cts, tmp_path / "sq.ct.zarr", "--keys", keys, "--square", "--device", "cpu",
             *FAST_CLUSTER, "--json")
     assert last_json(invoke(*args))["chunks_written"] == 2
     group = zarr.open_group(str(tmp_path / "sq.ct.zarr"), mode="r+")
     group["data_done"][1] = 0
     group["data"][2:4] = 0
     assert last_json(invoke(*args))["chunks_written"] == 1
-    invoke("bfv", "decrypt", tmp_path / "sq.ct.zarr", tmp_path / "sq.npy", "--keys", keys, "--backend", "cpu")
+    invoke("bfv", "decrypt", tmp_path / "sq.ct.zarr", tmp_path / "sq.npy", "--keys", keys, "--device", "cpu")
     assert np.load(tmp_path / "sq.npy").tolist() == [[int(v) ** 2 % T for v in row] for row in values]
 
 
 def test_demo_json():
     summary = last_json(invoke("bfv", "demo", "--records", 2, "--features", 3, "--chunk", 1, "--square",
-                               "--backend", "cpu", *FAST_CLUSTER, "--json"))
+                               "--device", "cpu", *FAST_CLUSTER, "--json"))
     assert summary["records_wrong"] == 0 and summary["chunks_evaluated"] == 2
 
 
@@ -104,7 +104,7 @@ def test_bad_inputs(tmp_path, keys):
 def test_keys_of_another_key_pair_are_refused(tmp_path, keys):
     cts = _encrypt(tmp_path, keys, np.ones((2, 2), dtype=np.int64))
     other = tmp_path / "other"
-    invoke("bfv", "keygen", "--keys", other, "--preset", "n4096", "--max-features", 2, "--backend", "cpu")
+    invoke("bfv", "keygen", "--keys", other, "--preset", "n4096", "--max-features", 2, "--device", "cpu")
     assert_clean_failure(invoke("bfv", "decrypt", cts, tmp_path / "x.npy", "--keys", other), "key")
 
 

@@ -1,10 +1,11 @@
 """`hebatch info`, `cluster`, `bench`, `workflow list/show` and the root group's error handling."""
 
 import json
+import pathlib
 
 import pytest
 
-from hebatch.backend import gpu_available
+from hebatch.device import gpu_available
 from hebatch.cli import main
 
 from .cli_support import assert_clean_failure, invoke, last_json
@@ -52,7 +53,7 @@ def test_bench_without_gpu_says_so():
 @pytest.mark.skipif(gpu_available(), reason="checks the messages shown without a GPU")
 @pytest.mark.parametrize("command", [["zk-ntt", "--log-n", "8", "--device", "gpu"],
                                      ["demo", "--log-n", "6", "--device", "gpu"],
-                                     ["bfv", "keygen", "--keys", "k", "--backend", "gpu"]])
+                                     ["bfv", "keygen", "--keys", "k", "--device", "gpu"]])
 def test_missing_gpu_is_one_line(command, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert_clean_failure(invoke(*command), "GPU")
@@ -67,10 +68,27 @@ def test_ntt_on_missing_gpu(tmp_path):
                                 "--dashboard", "none"), "gpu")
 
 
-def test_bench_missing_script(monkeypatch, tmp_path):
-    (tmp_path / "benchmarks").mkdir()
+def test_bench_dist_missing_script(monkeypatch, tmp_path):
+    """bench dist runs the script of a source checkout: elsewhere it says where it looked."""
+    import hebatch.jobs.bench as jobs_bench
+
     monkeypatch.setenv("HEBATCH_REPO", str(tmp_path))
-    assert_clean_failure(invoke("bench", "ntt"), "ntt_bench.py", "not present")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setitem(jobs_bench.BENCHMARKS, "dist", ("benchmarks/no_such_bench.py", [], False, "--out-dir"))
+    assert_clean_failure(invoke("bench", "dist"), "no_such_bench.py", "not present")
+
+
+def test_bench_zk_cpu_writes_where_pointed(tmp_path, monkeypatch):
+    """bench zk-cpu runs the shipped module from any directory and writes its JSON into --out only."""
+    monkeypatch.chdir(tmp_path)
+    payload = last_json(invoke("bench", "zk-cpu", "--quick", "--json", "--out", tmp_path / "res", "--log-n", "6", "7",
+                               "--repeats", "1"))
+    [written] = payload["files"]
+    assert pathlib.Path(written).parent == (tmp_path / "res").resolve() and pathlib.Path(written).is_file()
+    record = payload["results"][0]
+    assert record["benchmark"] == "zk-cpu" and [r["n"] for r in record["rows"]] == [64, 128]
+    assert record["versions"]["numpy"] and record["date"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["res"]  # nothing else written here
 
 
 @pytest.mark.slow
@@ -121,7 +139,7 @@ def _sigint_handler():
 def test_local_cluster_workers_ignore_ctrl_c():
     import signal
 
-    from hebatch.cli.clusteropts import local_cluster
+    from hebatch.jobs.cluster import local_cluster
 
     before = signal.getsignal(signal.SIGINT)
     with local_cluster(device="cpu", n_workers=1, processes=True, dashboard_address=None, verbose=False) as client:

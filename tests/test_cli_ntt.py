@@ -123,7 +123,7 @@ def test_chunk_counts_of_an_irregular_batch(tmp_path):
     """write_batch reports the chunks the store holds: to_zarr makes irregular chunks regular."""
     import dask.array as dsk
 
-    from hebatch.cli.io import write_batch
+    from hebatch.jobs.io import write_batch
 
     values = np.random.default_rng().integers(0, 2**63, size=(100, 4), dtype=np.uint64)
     x = dsk.from_array(values, chunks=((10, 30, 20, 40), 4))

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import hebatch as hb
-from hebatch.cli.zk import ZkField, check_points, horner, random_elements, resolve_field
+from hebatch.jobs.zk import argument, check_points, horner, random_elements, resolve_field
 
 from .cli_support import assert_clean_failure, invoke, last_json
 
@@ -27,9 +27,9 @@ def test_wide_fields_verified(field):
 def test_wide_random_elements_are_reduced_and_spread():
     field = resolve_field("bls12-381")
     x = random_elements(field, 4096, np.random.default_rng())
-    values = [int(v) for v in field.argument.from_limbs(x)]
-    assert x.shape == (4096, 4) and max(values) < field.modulus
-    assert max(values).bit_length() == field.modulus.bit_length()  # the top limb is used in full
+    values = [int(v) for v in field.from_limbs(x)]
+    assert x.shape == (4096, 4) and max(values) < field.p
+    assert max(values).bit_length() == field.p.bit_length()  # the top limb is used in full
     assert len(set(values)) == 4096
 
 
@@ -45,7 +45,7 @@ def test_coset_output_is_not_the_plain_transform():
     field = resolve_field("goldilocks")
     rng = np.random.default_rng()
     x = random_elements(field, 64, rng)
-    y = hb.coset_ntt(x, field.argument)
+    y = hb.coset_ntt(x, argument(field))
     assert check_points(x, y, field, inverse=False, points=4, rng=rng, coset=True) == []
     assert len(check_points(x, y, field, inverse=False, points=4, rng=rng)) > 0
 
@@ -57,7 +57,7 @@ def test_spread_over_workers_verified():
 
 def test_check_points_catches_a_wrong_value():
     q = hb.GOLDILOCKS
-    field = ZkField("goldilocks", q, q, 1)
+    field = resolve_field(str(q))
     rng = np.random.default_rng()
     x = rng.integers(0, q, 64, dtype=np.uint64)
     y = hb.ntt(x, q)
@@ -88,4 +88,13 @@ def test_out_of_range_log_n_is_a_usage_error():
 
 
 def test_wide_fields_resolve():
-    assert resolve_field("bn254").words == 4 and resolve_field("BLS12_381").modulus == hb.BLS12_381_FR.p
+    assert resolve_field("bn254").limbs == 4 and resolve_field("BLS12_381") is hb.BLS12_381_FR
+
+
+def test_prime_fields_are_library_fields():
+    """A prime given by number becomes a one-word hb.PrimeField; a named field's prime keeps its name."""
+    q = hb.ntt_primes(40, 2**10, 1)[0]
+    field = resolve_field(str(q))
+    assert isinstance(field, hb.PrimeField) and field.p == q and field.limbs == 1
+    assert pow(field.root_of_unity(1 << 10), 1 << 9, q) == q - 1  # a primitive root of order 2^10
+    assert resolve_field(str(hb.GOLDILOCKS)).name == "goldilocks"

@@ -9,7 +9,7 @@ import zarr
 
 import hebatch as hb
 from hebatch import dist
-from hebatch.cli.workflow import load_config
+from hebatch.jobs.workflow import load_config
 
 from .cli_support import assert_clean_failure, invoke, last_json
 

@@ -1,20 +1,15 @@
-"""Shared pieces of the command line: the root group, clean one-line errors, output, argument parsing."""
+"""Shared pieces of the command line: clean one-line errors, output, argument parsing."""
 
 from __future__ import annotations
 
 import json
-import os
-import pathlib
-import time
 
 import click
 from rich.console import Console
 from rich.table import Table
 
-from hebatch.field import NAMED_FIELDS
-
-# Status lines, progress bars and tables for people go to stderr; --json output alone goes to stdout.
-console = Console(stderr=True)
+from ..jobs.ntt import parse_modulus
+from ..jobs.report import console, status  # noqa: F401  (status lines and progress go to stderr)
 
 # Errors of bad input or of the environment that the user can fix: shown as one line, no traceback.
 CLEAN_ERRORS = (ValueError, TypeError, FileNotFoundError, FileExistsError, NotADirectoryError, IsADirectoryError,
@@ -23,7 +18,9 @@ CLEAN_ERRORS = (ValueError, TypeError, FileNotFoundError, FileExistsError, NotAD
 
 def one_line(error: BaseException) -> str:
     """The message of an exception as one line (its type name where it has no text)."""
-    text = " ".join(str(error).split()) if str(error) else ""
+    # a job's ArithmeticError carries (message, summary): the message is the line
+    message = error.args[0] if len(error.args) > 1 and isinstance(error.args[0], str) else str(error)
+    text = " ".join(message.split()) if message else ""
     if isinstance(error, KeyError) and error.args:
         text = f"not found: {error.args[0]}"
     return text or type(error).__name__
@@ -60,66 +57,32 @@ def report(summary: dict, as_json: bool, title: str) -> None:
     Console().print(table)
 
 
-def status(message: str) -> None:
-    """A progress line for people, on stderr."""
-    console.print(message, highlight=False)
-
-
-# The one-word named fields (goldilocks, babybear) by name, from hebatch.field's table
-NAMED_MODULI = {name: f.p for name, f in NAMED_FIELDS.items() if f.limbs == 1}
-
-
-def parse_modulus(text: str) -> int | tuple[int, ...]:
-    """--modulus: an int (decimal or 0x hex), a named field, or a comma list of them (RNS limbs)."""
-    parts = [p.strip() for p in str(text).split(",")]
-    if not parts or any(not p for p in parts):
-        raise click.BadParameter(f"expected an int, a field name or a comma list of them, got {text!r}",
-                                 param_hint="--modulus")
-    moduli = []
-    for part in parts:
-        key = part.lower().replace("_", "-")
-        if key in NAMED_MODULI:
-            moduli.append(NAMED_MODULI[key])
-            continue
-        try:
-            moduli.append(int(part, 0))
-        except ValueError:
-            raise click.BadParameter(f"{part!r} is neither an int nor one of {', '.join(NAMED_MODULI)}",
-                                     param_hint="--modulus") from None
-    return moduli[0] if len(moduli) == 1 else tuple(moduli)
-
-
 class ModulusType(click.ParamType):
+    """--modulus: an int (decimal or 0x hex), a named field, or a comma list of them (RNS limbs)."""
+
     name = "Q"
 
     def convert(self, value, param, ctx):
         if isinstance(value, (int, tuple)):
             return value
-        return parse_modulus(value)
+        try:
+            return parse_modulus(value)
+        except ValueError as error:
+            self.fail(str(error).removeprefix("--modulus: "), param, ctx)
 
 
 MODULUS = ModulusType()
 
 
-def repo_root() -> pathlib.Path | None:
-    """The top of the source checkout holding this package (benchmarks/, workflows/), if any."""
-    env = os.environ.get("HEBATCH_REPO")
-    candidates = [pathlib.Path(env)] if env else []
-    candidates += [pathlib.Path(__file__).resolve().parents[2], pathlib.Path.cwd()]
-    for candidate in candidates:
-        if (candidate / "benchmarks").is_dir() or (candidate / "workflows").is_dir():
-            return candidate
-    return None
-
-
-class Timer:
-    """Wall-clock seconds of a with-block, in .seconds."""
-
-    def __enter__(self):
-        self.start = time.perf_counter()
-        self.seconds = 0.0
-        return self
-
-    def __exit__(self, *exc):
-        self.seconds = time.perf_counter() - self.start
-        return False
+def report_checked(job, title: str, as_json: bool, *args, **kwargs) -> dict:
+    """Run a job and report its summary; a job whose exact check failed raises ArithmeticError with its
+    summary as the second argument: the summary is shown, then the one-line error."""
+    try:
+        summary = job(*args, **kwargs)
+    except ArithmeticError as error:
+        if len(error.args) > 1 and isinstance(error.args[1], dict):
+            report(error.args[1], as_json, title)
+            raise click.ClickException(str(error.args[0])) from None
+        raise
+    report(summary, as_json, title)
+    return summary

@@ -2,47 +2,12 @@
 
 from __future__ import annotations
 
-import os
-
 import click
 
-from .. import distributed as dist
-from ..ntt.plan import ALGORITHMS
-from ..ntt.validate import check_transform_args
+from ..jobs.ntt import ALGORITHMS, run_batch_ntt
 from .app import main
-from .clusteropts import cluster_options, job_cluster, worker_count
-from .common import MODULUS, Timer, console, json_option, report
-from .io import kind_of, open_batch, peek, write_batch
-
-
-def batch_ntt(in_path, out_path, modulus, *, negacyclic=False, inverse=False, algorithm="auto", chunk=None,
-              component=None, overwrite=False, device="auto", progress=True) -> dict:
-    """Transform the batch at in_path into out_path on the active cluster; a summary of the run.
-
-    A Zarr output that an interrupted run left unfinished is resumed: only missing chunks are computed.
-    """
-    x = open_batch(in_path, component=component, chunks=chunk, name="IN")
-    y = dist.ntt(x, modulus, negacyclic=negacyclic, inverse=inverse, algorithm=algorithm, device=device)
-    with Timer() as timer:
-        written = write_batch(y, out_path, overwrite=overwrite, progress=progress, console=console, name="OUT")
-    total, done = written["chunks_total"], written["chunks_written"]
-    fraction = done / total if total else 0.0
-    computed_bytes = x.nbytes * fraction
-    return {
-        "input": os.fspath(in_path),
-        "output": os.fspath(out_path),
-        "shape": list(x.shape),
-        "dtype": str(x.dtype),
-        "modulus": list(modulus) if isinstance(modulus, tuple) else modulus,
-        "negacyclic": negacyclic,
-        "inverse": inverse,
-        "elements": int(x.size),
-        "chunks_total": total,
-        "chunks_written": done,
-        "resumed": done < total,
-        "seconds": timer.seconds,
-        "throughput_GBps": computed_bytes / timer.seconds / 1e9 if timer.seconds > 0 and done else 0.0,
-    }
+from .clusteropts import cluster_options, cluster_spec
+from .common import MODULUS, json_option, report
 
 
 @main.command("ntt")
@@ -60,8 +25,7 @@ def batch_ntt(in_path, out_path, modulus, *, negacyclic=False, inverse=False, al
 @click.option("--no-progress", is_flag=True, help="no progress bar")
 @cluster_options
 @json_option
-def ntt_command(in_path, out_path, modulus, negacyclic, inverse, algorithm, chunk, component, overwrite, no_progress,
-                scheduler, workers, device, threads_only, dashboard, report_path, as_json):
+def ntt_command(in_path, out_path, modulus, no_progress, as_json, **options):
     """Transform a batch (axis 0) from IN to OUT (.zarr or .npy each) on a Dask cluster.
 
     Every row along the last axis is one transform of n points (n a power of two); for RNS input the
@@ -76,13 +40,6 @@ def ntt_command(in_path, out_path, modulus, negacyclic, inverse, algorithm, chun
       hebatch ntt out.zarr back.zarr -q babybear --inverse --scheduler tcp://10.0.0.5:8786 --json
       hebatch ntt in.zarr out.zarr -q goldilocks --workers 4 --report ntt-report.html
     """
-    kind_of(out_path, "OUT")
-    shape, dtype = peek(in_path, component=component, name="IN")
-    # Everything that can be checked without the data is checked before a cluster starts.
-    check_transform_args(shape, dtype, modulus, negacyclic=negacyclic, algorithm=algorithm, name="IN")
-    with job_cluster(scheduler, workers, device, threads_only, dashboard, report_path) as client:
-        summary = batch_ntt(in_path, out_path, modulus, negacyclic=negacyclic, inverse=inverse, algorithm=algorithm,
-                            chunk=chunk, component=component, overwrite=overwrite, device=device,
-                            progress=not no_progress)
-        summary["workers"] = worker_count(client)
+    cluster = cluster_spec(options)
+    summary = run_batch_ntt(in_path, out_path, modulus, progress=not no_progress, cluster=cluster, **options)
     report(summary, as_json, "hebatch ntt")

@@ -1,18 +1,16 @@
-#!/usr/bin/env python
 """BFV benchmark: encrypt, decrypt, add, multiply (with relinearization), relinearize alone and
 rotate, for every parameter preset (n = 2^12 .. 2^15, and 2^16 where a preset exists).
 
 For each operation two numbers: the latency of one call on one ciphertext (CUDA events around the
 call, host work included) and the time per ciphertext of one call on a batch of 64 ciphertexts.
 Medians of >= 15 timings after warm-up, inputs rotating over freshly encrypted data. The same-run
-references of benchmarks/ntt_bench.py (cuFFT complex64 and a device-to-device copy of one
+references of hebatch.benchmarks.harness (cuFFT complex64 and a device-to-device copy of one
 ciphertext's element count) make numbers comparable across machines.
-Prints a table and writes benchmarks/results/bfv-<device>-<date>.json (and $OUT/<same name> when
-OUT is set).
+Prints a table and writes bfv-<device>-<date>.json into --out (default: the current directory).
 
-    python benchmarks/bfv_bench.py                    # GPU, every preset
-    python benchmarks/bfv_bench.py --presets n16384   # one preset
-    python benchmarks/bfv_bench.py --cpu --quick      # smoke run of the script on the CPU backend
+    python -m hebatch.benchmarks.bfv                    # GPU, every preset
+    python -m hebatch.benchmarks.bfv --presets n16384   # one preset
+    python -m hebatch.benchmarks.bfv --cpu --quick      # smoke run of the script on the CPU backend
 
 Variants: "graphs" is hebatch.bfv.Context as it is: multiply and key switching through the fused
 RnsOps steps (tensor, behz_extend, behz_floor, behz_sk, inner_product, mod_down: one kernel each on
@@ -26,43 +24,21 @@ from __future__ import annotations
 
 import argparse
 import copy
-import datetime
-import json
-import os
-import pathlib
 import platform
-import statistics
 import sys
-import time
 import traceback
 import types
 
 import numpy as np
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
-for path in (ROOT, ROOT / "benchmarks"):
-    if str(path) not in sys.path:
-        sys.path.insert(0, str(path))
-
-from hebatch import bfv  # noqa: E402
-from hebatch.backend.rns import RnsOps  # noqa: E402
+from hebatch import bfv
+from hebatch.backend.rns import RnsOps
+from hebatch.benchmarks.harness import add_common_args, cuda_time, device_name, host_time, references, write_result
 
 PRESETS = ["n4096", "n8192", "n16384", "n32768"]
 OPERATIONS = ["encrypt", "decrypt", "add", "multiply_relin", "relinearize", "rotate"]
 BATCH = 64
 INPUTS = 3  # distinct inputs the timed calls rotate over
-
-
-def time_host(fn, inputs, repeats: int, warmup: int = 1) -> float:
-    """Median wall-clock milliseconds per call (CPU backend)."""
-    for i in range(warmup):
-        fn(inputs[i % len(inputs)])
-    times = []
-    for i in range(repeats):
-        start = time.perf_counter()
-        fn(inputs[i % len(inputs)])
-        times.append((time.perf_counter() - start) * 1e3)
-    return statistics.median(times)
 
 
 def available_presets(names):
@@ -182,13 +158,10 @@ def run_variant(name, params, variant, cpu, batch, rng, timed, fft_ms, copy_gbps
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cpu", action="store_true", help="the CPU backend (a smoke run of the script)")
-    parser.add_argument("--quick", action="store_true", help="the smallest preset, few repeats, small batch")
-    parser.add_argument("--repeats", type=int, default=25)
+    add_common_args(parser, repeats=25)
     parser.add_argument("--presets", default=",".join(PRESETS), help="comma-separated preset names")
     parser.add_argument("--batch", type=int, default=BATCH, help="ciphertexts per batched call")
     parser.add_argument("--variants", default="plain,fused,graphs", help="comma-separated: plain, fused, graphs")
-    parser.add_argument("--out", type=pathlib.Path, default=ROOT / "benchmarks" / "results",
-                        help="directory of the JSON result")
     args = parser.parse_args(argv)
 
     names = [p for p in args.presets.split(",") if p]
@@ -200,20 +173,17 @@ def main(argv=None) -> int:
         device, cp = f"cpu-{platform.machine()}", None
     else:
         import cupy as cp
-        from ntt_bench import device_name
 
         repeats = max(15, args.repeats)
-        device = device_name(cp)
+        device = device_name()
 
     def timed(fn, inputs, per):
         if cp is None:
-            return time_host(fn, inputs, repeats) / per
-        from ntt_bench import time_calls
-
-        return time_calls(fn, inputs, repeats, warmup=3) / per
+            return host_time(fn, inputs, repeats) / per
+        return cuda_time(fn, inputs, repeats) / per
 
     rng = np.random.default_rng()
-    rows, refs = [], {}
+    rows = []
     print(f"device: {device}  batch: {batch}  repeats: {repeats}")
     variants = [v for v in args.variants.split(",") if v]
     if not set(variants) <= {"plain", "fused", "graphs"}:
@@ -225,17 +195,14 @@ def main(argv=None) -> int:
         limbs = len(params.q)
         fft_ms = copy_gbps = None
         if cp is not None:  # references for one ciphertext's element count (2 components x L limbs x n)
-            from ntt_bench import references
-
-            fft_ms, copy_gbps = references(cp, log_n, 2 * limbs, repeats, refs)
+            found = references((2 * limbs) << log_n, 8 * ((2 * limbs) << log_n), repeats, rows=2 * limbs)
+            fft_ms, copy_gbps = found["cufft_ms"], found["copy_GBps"]
         for variant in variants:
             rows += run_variant(name, params, variant, args.cpu, batch, rng, timed, fft_ms, copy_gbps)
         if cp is not None:
             cp.get_default_memory_pool().free_all_blocks()
 
-    date = datetime.date.today().isoformat()
-    slug = device.replace("NVIDIA ", "").replace(" ", "-")
-    result = dict(benchmark="bfv", device=device, date=date, backend="cpu" if args.cpu else "gpu",
+    result = dict(device=device, backend="cpu" if args.cpu else "gpu",
                   repeats=repeats, batch=batch, variants=variants,
                   timing=("latency_ms: one call on one ciphertext; per_ciphertext_ms: one call on a batch of "
                           f"{batch} divided by {batch}; GPU: CUDA events around the call (host work included), "
@@ -245,14 +212,9 @@ def main(argv=None) -> int:
                           "single-ciphertext call (one kernel launch each; the NTTs, a few launches each, are not "
                           "among them)."),
                   references=("per preset, for 2 x limbs rows of n elements (one ciphertext): cuFFT complex64 "
-                              "time and device-to-device copy GB/s (benchmarks/ntt_bench.py)"),
+                              "time and device-to-device copy GB/s (hebatch.benchmarks.harness.references)"),
                   results=rows)
-    args.out.mkdir(parents=True, exist_ok=True)
-    out = args.out / f"bfv-{slug}-{date}.json"
-    out.write_text(json.dumps(result, indent=1))
-    if os.environ.get("OUT"):
-        pathlib.Path(os.environ["OUT"], out.name).write_text(json.dumps(result, indent=1))
-    print(f"wrote {out}")
+    write_result("bfv", result, args.out, device=device)
     return 0 if all("error" not in r for r in rows) else 1
 
 

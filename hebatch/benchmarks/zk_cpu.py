@@ -1,36 +1,26 @@
-#!/usr/bin/env python
 """CPU timings of the prime-field transforms (NumPy engine, hebatch/backend/cpu_zk.py).
 
 For each field and size: hb.ntt, hb.intt, hb.coset_ntt and hb.lde (blowup 2) on one vector of n
 random elements, wall clock, median of --repeats runs after one warm-up (the warm-up also builds
 the cached twiddle tables). The warm-up's forward result is checked at one random point against
 Horner's rule with Python ints (the timed calls and the other transforms are not checked). Writes
-benchmarks/results/zk-cpu-<host>-<date>.json (and $OUT/<same name> when OUT is set).
+zk-cpu-<host>-<date>.json into --out (default: the current directory).
 
-  python benchmarks/zk_cpu_bench.py                       # BN254, n = 2^10 .. 2^20
-  python benchmarks/zk_cpu_bench.py --fields bn254 bls12-381 --log-n 16 20 --repeats 3
+  python -m hebatch.benchmarks.zk_cpu                       # BN254, n = 2^10 .. 2^20
+  python -m hebatch.benchmarks.zk_cpu --fields bn254 bls12-381 --log-n 16 20 --repeats 3
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime as _dt
-import json
 import os
-import pathlib
 import platform
 import random
-import statistics
-import sys
-import time
 
 import numpy as np
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:  # run from a source checkout without installing
-    sys.path.insert(0, str(ROOT))
-
-import hebatch as hb  # noqa: E402
+import hebatch as hb
+from hebatch.benchmarks.harness import add_common_args, host_time, write_result
 
 
 def random_elements(field, n):
@@ -51,21 +41,19 @@ def horner_check(field, x, X):
 
 
 def timed(fn, repeats):
-    fn()  # warm-up: twiddle tables
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+    """Median seconds of fn() after one warm-up (which builds the twiddle tables)."""
+    return host_time(lambda _: fn(), [None], repeats) / 1e3
 
 
-def main():
+def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--fields", nargs="+", default=["bn254"])
-    parser.add_argument("--log-n", nargs=2, type=int, default=[10, 20], metavar=("FROM", "TO"))
-    parser.add_argument("--repeats", type=int, default=3)
-    args = parser.parse_args()
+    parser.add_argument("--log-n", nargs=2, type=int, default=None, metavar=("FROM", "TO"),
+                        help="sizes 2^FROM .. 2^TO (default 10 20; 10 14 with --quick)")
+    add_common_args(parser, repeats=3)
+    args = parser.parse_args(argv)
+    if args.log_n is None:
+        args.log_n = [10, 14] if args.quick else [10, 20]
     rows = []
     print(f"{'field':<10} {'n':>8} {'ntt s':>9} {'intt s':>9} {'coset s':>9} {'lde(2) s':>9}")
     for name in args.fields:
@@ -87,15 +75,9 @@ def main():
                   f"{row['coset_ntt_s']:9.4f} {lde:>9}", flush=True)
     host = platform.node() or "host"
     result = {"host": host, "processor": platform.processor(), "cpus": os.cpu_count(),
-              "load_average": os.getloadavg(), "numpy": np.__version__, "date": _dt.date.today().isoformat(),
-              "repeats": args.repeats, "rows": rows}
-    name = f"zk-cpu-{host}-{result['date']}.json"
-    out_dir = ROOT / "benchmarks" / "results"
-    out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / name).write_text(json.dumps(result, indent=1))
-    if os.environ.get("OUT"):
-        (pathlib.Path(os.environ["OUT"]) / name).write_text(json.dumps(result, indent=1))
-    print(f"wrote benchmarks/results/{name}")
+              "load_average": os.getloadavg(), "numpy": np.__version__, "repeats": args.repeats,
+              "timing": "wall clock, median of --repeats calls after one warm-up", "rows": rows}
+    return write_result("zk-cpu", result, args.out, device=host)
 
 
 if __name__ == "__main__":

@@ -16,27 +16,17 @@ so in the JSON), beside same-run references of the same element count:
     8 x (16 + 1) = 136. (The 2026-11-23 results in benchmarks/results used 264: 8 x (2 x 16 + 1) 32-bit
     multiply-adds of the former row-wise product.)
 
-    python benchmarks/zk_bench.py [--quick] [--repeats 15] [--max-log-n 28] [--out DIR]
+    python -m hebatch.benchmarks.zk [--quick] [--repeats 15] [--max-log-n 28] [--out DIR]
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime
-import json
-import os
-import pathlib
-import sys
 import traceback
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "benchmarks"))
-
-from ntt_bench import device_name, time_calls  # noqa: E402
-
-from hebatch.backend.gpu_zk import CupyFieldNTT, mont_mul_count, pass_sizes  # noqa: E402
-from hebatch.field import BLS12_377_FR, BLS12_381_FR, BN254_FR  # noqa: E402
+from hebatch.backend.gpu_zk import CupyFieldNTT, mont_mul_count, pass_sizes
+from hebatch.benchmarks.harness import add_common_args, cuda_time, device_name, references, write_result
+from hebatch.field import BLS12_377_FR, BLS12_381_FR, BN254_FR
 
 FIELDS = [BLS12_377_FR, BN254_FR, BLS12_381_FR]
 CASES = [(20, 1), (22, 1), (24, 1), (26, 1), (28, 1), (20, 16)]
@@ -47,19 +37,11 @@ IMAD_PER_CLOCK_PER_SM = 64
 DIRECTIONS = [("forward", "natural", "bitrev"), ("forward", "natural", "natural"), ("inverse", "bitrev", "natural")]
 
 
-def references(cp, elements, repeats):
-    """(cuFFT complex64 ms, copy GB/s counting read + write) for this element count."""
-    z = (cp.random.random(elements, dtype=cp.float32) + 1j * cp.random.random(elements, dtype=cp.float32)).astype(
-        cp.complex64)
-    fft_ms = time_calls(lambda a: cp.fft.fft(a), [z], repeats)
-    del z
-    src = cp.empty(elements * 4, dtype=cp.uint64)
-    dst = cp.empty_like(src)
-    copy_ms = time_calls(lambda a: dst.__setitem__(Ellipsis, a), [src], repeats)
-    gbps = 2 * src.nbytes / copy_ms / 1e6
-    del src, dst
-    cp.get_default_memory_pool().free_all_blocks()
-    return fft_ms, gbps
+def case_references(elements, repeats):
+    """(cuFFT complex64 ms, copy GB/s counting read + write) for this element count: one call per
+    sample, the copy of the same 32 bytes per element the field data holds."""
+    found = references(elements, 32 * elements, repeats, back_to_back=1)
+    return found["cufft_ms"], found["copy_GBps"]
 
 
 def sm_clock_khz(cp, props) -> int:
@@ -78,16 +60,14 @@ def random_field_array(cp, field, shape):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="2^20 and 2^24, BLS12-377 only (a smoke run)")
-    parser.add_argument("--repeats", type=int, default=15)
+    add_common_args(parser, repeats=15)
     parser.add_argument("--repeats-large", type=int, default=5, help="repeats for n >= 2^27")
     parser.add_argument("--max-log-n", type=int, default=28)
-    parser.add_argument("--out", type=pathlib.Path, default=None, help="directory of the JSON result")
     args = parser.parse_args(argv)
     import cupy as cp
 
     engine = CupyFieldNTT()
-    device = device_name(cp)
+    device = device_name()
     props = cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)
     sms, clock_khz = props["multiProcessorCount"], sm_clock_khz(cp, props)
     imad_per_s = sms * IMAD_PER_CLOCK_PER_SM * clock_khz * 1e3
@@ -102,7 +82,7 @@ def main(argv=None):
         n = 1 << log_n
         reps = args.repeats_large if log_n >= 27 else repeats
         if (log_n, batch) not in refs:
-            refs[(log_n, batch)] = references(cp, batch * n, reps)
+            refs[(log_n, batch)] = case_references(batch * n, reps)
         fft_ms, copy_gbps = refs[(log_n, batch)]
         nbytes = batch * n * 32
         for field in fields:
@@ -117,7 +97,7 @@ def main(argv=None):
                 entry = dict(log_n=log_n, batch=batch, field=field.name, direction=direction, input_order=inp,
                              output_order=outp, repeats=reps, cufft_ms=fft_ms, copy_GBps=copy_gbps)
                 try:
-                    ms = time_calls(lambda a: run(a, field, w, inp, outp), inputs, reps)
+                    ms = cuda_time(lambda a: run(a, field, w, inp, outp), inputs, reps)
                     passes = len(pass_sizes(log_n)) + (1 if inp == outp else 0)
                     mem_floor = passes * 2 * nbytes / (copy_gbps * 1e6)
                     imads = mont_mul_count(log_n, batch, direction == "inverse") * IMADS_PER_MONT
@@ -136,10 +116,8 @@ def main(argv=None):
             del inputs
             cp.get_default_memory_pool().free_all_blocks()
 
-    date = datetime.date.today().isoformat()
-    slug = device.replace("NVIDIA ", "").replace(" ", "-")
     result = dict(
-        device=device, date=date, cupy=cp.__version__, sms=sms, clock_kHz=clock_khz,
+        device=device, sms=sms, clock_kHz=clock_khz,
         timing=f"median of CUDA-event times of one call, 3 warm-up calls; {repeats} repeats "
                f"({args.repeats_large} for n >= 2^27); inputs random field elements",
         floors=dict(
@@ -149,13 +127,7 @@ def main(argv=None):
         references="cuFFT: cupy.fft.fft on complex64 of the same element count; copy: device-to-device copy of "
                    "the same bytes, GB/s counting read + write",
         results=rows)
-    out_dir = args.out or ROOT / "benchmarks" / "results"
-    out_dir.mkdir(parents=True, exist_ok=True)
-    path = out_dir / f"zk-{slug}-{date}.json"
-    path.write_text(json.dumps(result, indent=1))
-    if os.environ.get("OUT"):
-        pathlib.Path(os.environ["OUT"], path.name).write_text(json.dumps(result, indent=1))
-    print(f"wrote {path}")
+    return write_result("zk", result, args.out, device=device)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,100 @@
+"""What `hebatch info` shows: versions, devices, kernel sources and caches of this installation."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata
+import os
+import pathlib
+import platform
+
+import hebatch as hb
+
+from ..device import gpu_available
+
+PACKAGES = ("numpy", "dask", "distributed", "zarr", "cupy", "dask-cuda", "bokeh", "rich", "click")
+
+
+def version(name: str) -> str | None:
+    """The installed version of a distribution (or the module's __version__), None when absent."""
+    try:
+        return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        try:
+            module = importlib.import_module(name.replace("-", "_"))
+            return getattr(module, "__version__", "unknown")
+        except ImportError:
+            return None
+
+
+def _directory_size(path: pathlib.Path) -> tuple[int, int]:
+    """(files, bytes) under path."""
+    files = size = 0
+    if path.is_dir():
+        for root, _, names in os.walk(path):
+            for name in names:
+                try:
+                    size += os.path.getsize(os.path.join(root, name))
+                    files += 1
+                except OSError:
+                    pass
+    return files, size
+
+
+def _kernel_sources() -> str | None:
+    """Where the CUDA sources are: the backend's kernel_dir() (wherever the backend keeps it)."""
+    from .. import backend
+
+    finder = getattr(backend, "kernel_dir", None)
+    if finder is None:
+        try:
+            finder = importlib.import_module("hebatch.backend.cuda").kernel_dir
+        except (ImportError, AttributeError):
+            return None
+    try:
+        return str(finder())
+    except FileNotFoundError:
+        return None
+
+
+def kernel_cache() -> dict:
+    """Where compiled kernels are kept: CuPy's on-disk NVRTC cache and an optional prebuilt cubin."""
+    cache = pathlib.Path(os.environ.get("CUPY_CACHE_DIR", pathlib.Path.home() / ".cupy" / "kernel_cache"))
+    files, size = _directory_size(cache)
+    return {"kernel_sources": _kernel_sources(), "kernel_cache": str(cache), "kernel_cache_files": files,
+            "kernel_cache_MB": round(size / 1e6, 3), "prebuilt_cubin": os.environ.get("HEBATCH_KERNEL_CUBIN")}
+
+
+def table_cache() -> dict | None:
+    """The backend's device-table cache (entries, bytes, budget), where the backend reports it."""
+    from .. import backend
+
+    stats = getattr(backend, "cache_stats", None)
+    return dict(stats()) if callable(stats) else None
+
+
+def devices() -> list[dict]:
+    """The CUDA devices CuPy sees (empty without CuPy or a GPU)."""
+    if not gpu_available():
+        return []
+    import cupy
+
+    found = []
+    for index in range(cupy.cuda.runtime.getDeviceCount()):
+        props = cupy.cuda.runtime.getDeviceProperties(index)
+        name = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
+        found.append({"index": index, "name": name, "memory_GiB": round(props["totalGlobalMem"] / 2**30, 1),
+                      "compute_capability": f"{props['major']}.{props['minor']}",
+                      "multiprocessors": int(props["multiProcessorCount"])})
+    return found
+
+
+def info() -> dict:
+    """Versions, devices, kernel sources and caches, as one dict."""
+    summary = {"hebatch": hb.__version__, "python": platform.python_version()}
+    for name in PACKAGES:
+        summary[name] = version(name) or "not installed"
+    summary["devices"] = devices()
+    summary.update(kernel_cache())
+    summary["table_cache"] = table_cache()
+    return summary

@@ -1,0 +1,244 @@
+"""zk-sized transforms (2^20 .. 2^28 points) over hebatch.field's prime fields: one timed transform on
+this machine's device or spread over Dask workers, its exact checks, and sweeps over sizes."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+import hebatch as hb
+
+from ..device import gpu_available, resolve_device, to_host
+from ..field import MAX_LOG_N, NAMED_FIELDS, PrimeField, is_prime, primitive_root, two_adicity
+from .report import status
+
+FIELD_HELP = "goldilocks | babybear | bn254 | bls12-381 | bls12-377 | a prime below 2^64"
+
+
+def resolve_field(text: str, name: str = "--field") -> PrimeField:
+    """A named field (hb.field_by_name) or a prime below 2^64 as a one-word PrimeField; ValueError naming
+    the option otherwise."""
+    key = str(text).strip().lower().replace("_", "-")
+    try:
+        q = int(key, 0)
+    except ValueError:
+        try:
+            return hb.field_by_name(key)
+        except ValueError:
+            raise ValueError(f"{name} must be one of {FIELD_HELP}, got {text!r}") from None
+    if not 2 < q < 2**64 or not is_prime(q):
+        raise ValueError(f"{name} {q} must be an odd prime below 2^64")
+    for known in NAMED_FIELDS.values():  # a named field given by its prime keeps its name and generator
+        if known.p == q:
+            return known
+    return PrimeField(str(q), q, primitive_root(q), two_adicity(q), limbs=1)
+
+
+def argument(field: PrimeField):
+    """What hb.ntt takes for the field: the prime for one-word fields, the field itself for wide ones."""
+    return field.p if field.limbs == 1 else field
+
+
+def element_dtype(field: PrimeField):
+    return np.uint32 if field.limbs == 1 and field.p < 2**32 else np.uint64
+
+
+def random_elements(field: PrimeField, n: int, rng) -> np.ndarray:
+    """n uniformly random field elements as hb.ntt takes them: (n,) words, or (n, limbs) for wide fields."""
+    if field.limbs == 1:
+        return rng.integers(0, field.p, size=n, dtype=np.uint64).astype(element_dtype(field))
+    # Uniform words below the top word's bit length, kept where below p (rejection sampling).
+    top_bits = field.p.bit_length() - 64 * (field.limbs - 1)
+    p_top = np.uint64(field.p >> (64 * (field.limbs - 1)))
+    out = np.empty((n, field.limbs), dtype=np.uint64)
+    filled = 0
+    while filled < n:
+        words = rng.integers(0, 2**64, size=(n - filled, field.limbs), dtype=np.uint64, endpoint=False)
+        words[:, -1] >>= np.uint64(64 - top_bits)
+        keep = words[:, -1] < p_top
+        ties = np.nonzero(words[:, -1] == p_top)[0]  # rare: decide these with exact integers
+        keep[ties] = [field.from_limbs(words[i]) < field.p for i in ties]
+        kept = words[keep]
+        out[filled:filled + len(kept)] = kept
+        filled += len(kept)
+    return out
+
+
+def as_ints(x: np.ndarray, field: PrimeField) -> list[int]:
+    """The elements of a transform input or output as Python ints."""
+    if field.limbs == 1:
+        return [int(v) for v in np.asarray(x).reshape(-1)]
+    return [int(v) for v in np.asarray(field.from_limbs(x), dtype=object).reshape(-1)]
+
+
+def horner(coefficients: list[int], point: int, q: int) -> int:
+    """sum_j c[j] * point^j mod q, exactly."""
+    acc = 0
+    for c in reversed(coefficients):
+        acc = (acc * point + c) % q
+    return acc
+
+
+def check_points(x: np.ndarray, y: np.ndarray, field: PrimeField, *, inverse: bool, points: int, rng,
+                 coset: bool = False) -> list[int]:
+    """Indices k where y differs from exact evaluation: forward, y[k] = x(s w^k) (s = 1, or the coset
+    shift, the field's generator); inverse, y[k] = n^-1 s^-k x(w^-k). k = 0 is always checked."""
+    q, n = field.p, x.shape[0]
+    w = field.root_of_unity(n)
+    s = field.generator if coset else 1
+    if inverse:
+        w = pow(w, -1, q)
+    scale = pow(n, -1, q) if inverse else 1
+    coefficients = as_ints(x, field)
+    wrong = []
+    for k in sorted({int(v) for v in rng.integers(0, n, size=points)} | {0}):
+        if inverse:
+            expected = horner(coefficients, pow(w, k, q), q) * scale * pow(s, -k, q) % q
+        else:
+            expected = horner(coefficients, s * pow(w, k, q) % q, q)
+        if as_ints(y[k:k + 1], field)[0] != expected:
+            wrong.append(k)
+    return wrong
+
+
+def run_transform(x, field: PrimeField, inverse: bool, coset: bool = False):
+    """hb.ntt (or hb.coset_ntt) of x over the field, forward or inverse."""
+    if coset:
+        return hb.coset_ntt(x, argument(field), inverse=inverse)
+    return hb.ntt(x, argument(field), inverse=inverse)
+
+
+def _sync(a) -> None:
+    if not isinstance(a, np.ndarray):
+        import cupy
+
+        cupy.cuda.get_current_stream().synchronize()
+
+
+def time_transform(x, field: PrimeField, inverse: bool, use_gpu: bool, repeats: int, coset: bool = False):
+    """(host result, median seconds) of the transform on this machine's CPU or GPU (wall clock around a
+    synchronised call: the time a caller waits), after one warm-up on GPUs and when repeats > 1."""
+    data = x
+    if use_gpu:
+        import cupy
+
+        data = cupy.asarray(x)
+    if use_gpu or repeats > 1:  # warm-up: twiddle tables (and kernels) built once, outside the timing
+        _sync(run_transform(data, field, inverse, coset))
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        y = run_transform(data, field, inverse, coset)
+        _sync(y)
+        times.append(time.perf_counter() - start)
+    return to_host(y), float(np.median(times))
+
+
+def check_zk_args(field: PrimeField, log_n: int, *, coset=False, spread=False, name="--log-n") -> None:
+    """The checks of one zk transform that need no data (run before any cluster starts)."""
+    if not isinstance(log_n, int) or isinstance(log_n, bool) or not 1 <= log_n <= MAX_LOG_N:
+        raise ValueError(f"{name} must be an int in 1..{MAX_LOG_N}, got {log_n!r}")
+    if log_n > field.two_adicity:
+        raise ValueError(f"{name} {log_n}: the field {field.name} has no root of unity of order 2^{log_n} "
+                         f"(at most 2^{field.two_adicity})")
+    if spread and coset:
+        raise ValueError("--coset runs on one device; it cannot be combined with --workers or --scheduler")
+    if spread and log_n < 4:
+        raise ValueError(f"{name} {log_n}: a transform spread over workers needs at least 2^4 points")
+
+
+def verify(x, y, field: PrimeField, *, inverse: bool, points: int, rng, coset: bool = False) -> dict:
+    """Exact checks of y = transform(x): `points` random points (and k = 0) by Horner's rule, and the
+    round trip back to x."""
+    start = time.perf_counter()
+    wrong = check_points(x, y, field, inverse=inverse, points=points, rng=rng, coset=coset)
+    back = to_host(run_transform(y, field, not inverse, coset))
+    return {"points_checked": points, "points_wrong": len(wrong), "round_trip_exact": bool(np.array_equal(back, x)),
+            "verify_seconds": time.perf_counter() - start}
+
+
+def zk_ntt(field_name="goldilocks", log_n=20, *, inverse=False, coset=False, verify_points=0, workers=None,
+           scheduler=None, device="auto", repeats=1, seed=None) -> dict:
+    """One timed NTT (or coset NTT) of 2^log_n random elements, on this machine's device or spread over
+    the workers of a cluster (4-step, dist.ntt_large); with verify_points > 0, checked exactly.
+
+    Raises ArithmeticError when the verification finds a wrong value (the summary is in its args[1]).
+    """
+    field = resolve_field(field_name)
+    spread = workers is not None or scheduler is not None
+    check_zk_args(field, log_n, coset=coset, spread=spread)
+    where = resolve_device(device, "--device")
+    n = 1 << log_n
+    rng = np.random.default_rng(seed)
+    x = random_elements(field, n, rng)
+    summary = {"field": field.name, "log_n": log_n, "n": n, "inverse": inverse, "coset": coset, "device": where}
+    status(f"transform of 2^{log_n} over {field.name} on the {where.upper()}"
+           + (" spread over workers" if spread else "") + " ...")
+    if spread:
+        y, seconds, extra = _time_spread(x, field, inverse, workers, scheduler, device, repeats)
+        summary.update(extra)
+    else:
+        y, seconds = time_transform(x, field, inverse, where == "gpu", repeats, coset)
+        summary["mode"] = "single device"
+    summary["seconds"] = seconds
+    summary["throughput_GBps"] = x.nbytes / seconds / 1e9 if seconds > 0 else 0.0
+    if verify_points:
+        status(f"verifying {verify_points} points by exact evaluation, and the round trip ...")
+        summary.update(verify(x, y, field, inverse=inverse, points=verify_points, rng=rng, coset=coset))
+        if summary["points_wrong"] or not summary["round_trip_exact"]:
+            raise ArithmeticError(f"verification failed: {summary['points_wrong']} wrong points, round trip "
+                                  f"{'exact' if summary['round_trip_exact'] else 'mismatch'}", summary)
+    return summary
+
+
+def _time_spread(x, field, inverse, workers, scheduler, device, repeats):
+    """(host result, median seconds, details) of dist.ntt_large over the workers of a cluster."""
+    from .. import distributed as dist
+    from .cluster import local_cluster
+
+    options = {"address": scheduler} if scheduler else {"device": device, "n_workers": workers,
+                                                         "dashboard_address": None}
+    with local_cluster(**options) as client:
+        count = workers or len(client.scheduler_info(n_workers=-1)["workers"])
+        y = dist.ntt_large(x, argument(field), workers=count, inverse=inverse, device=device)  # warm-up
+        times = []
+        for _ in range(repeats):
+            start = time.perf_counter()
+            y = dist.ntt_large(x, argument(field), workers=count, inverse=inverse, device=device)
+            times.append(time.perf_counter() - start)
+    return to_host(y), float(np.median(times)), {"mode": "spread over workers (4-step)", "workers": count}
+
+
+# -- sweeps over sizes (the zk-ntt workflow) -------------------------------------------------------------
+
+def zk_case(field_name: str, log_n: int, inverse: bool, points: int, seed, device: str, coset: bool = False) -> dict:
+    """One timed transform of 2^log_n random elements with its exact checks (runs on a worker)."""
+    field = resolve_field(field_name)
+    rng = np.random.default_rng(seed)
+    x = random_elements(field, 1 << log_n, rng)
+    use_gpu = device != "cpu" and gpu_available()
+    if device == "gpu" and not use_gpu:
+        raise RuntimeError("cluster.device = 'gpu' but the worker sees no CUDA GPU with CuPy")
+    y, seconds = time_transform(x, field, inverse, use_gpu, 1, coset)  # the same timing as `hebatch zk-ntt`
+    return case_record(x, y, field, log_n, inverse, points, rng, seconds, "gpu" if use_gpu else "cpu", coset)
+
+
+def case_record(x, y, field, log_n, inverse, points, rng, seconds, where, coset=False) -> dict:
+    """One size's result record (results.json of the zk-ntt workflow)."""
+    checks = verify(x, y, field, inverse=inverse, points=points, rng=rng, coset=coset) if points else {}
+    return {"log_n": log_n, "field": field.name, "inverse": inverse, "coset": coset, "seconds": seconds,
+            "device": where, "GBps": x.nbytes / seconds / 1e9 if seconds > 0 else 0.0, "points_checked": points,
+            "points_wrong": checks.get("points_wrong", 0), "round_trip_exact": checks.get("round_trip_exact")}
+
+
+def spread_case(field, log_n, inverse, points, seed, device, workers) -> dict:
+    """One size spread over `workers` workers of the active cluster (dist.ntt_large), checked here."""
+    from .. import distributed as dist
+
+    rng = np.random.default_rng(seed)
+    x = random_elements(field, 1 << log_n, rng)
+    start = time.perf_counter()
+    y = to_host(dist.ntt_large(x, argument(field), workers=workers, inverse=inverse, device=device))
+    seconds = time.perf_counter() - start
+    return case_record(x, y, field, log_n, inverse, points, rng, seconds, f"{workers} workers")
