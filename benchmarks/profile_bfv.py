@@ -30,7 +30,7 @@ for path in (ROOT, ROOT / "benchmarks"):
 
 import cupy as cp  # noqa: E402
 
-from bfv_bench import operation_inputs  # noqa: E402
+from hebatch.benchmarks.bfv import operation_inputs  # noqa: E402
 from hebatch import bfv  # noqa: E402
 from hebatch.bfv import context as context_module  # noqa: E402
 

@@ -22,7 +22,9 @@ BASE_OPTIONS = cuda.COMPILE_OPTIONS
 from hebatch.ntt.plan import make_plan  # noqa: E402
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from ntt_bench import MODULI_BY_NAME, STREAMED, random_inputs, time_calls  # noqa: E402
+from hebatch.benchmarks.harness import STREAMED  # noqa: E402
+from hebatch.benchmarks.harness import cuda_time as time_calls  # noqa: E402
+from hebatch.benchmarks.ntt import MODULI_BY_NAME, random_inputs  # noqa: E402
 
 SETTINGS = {
     "radix": [3, 4],

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One run on a GPU machine: install carried wheels, GPU tests, benchmarks; logs and JSON under $OUT.
 # Usage (from the repository root on a GPU machine): bash benchmarks/run_on_device.sh [tests|bench|bfv|zk|all] [pytest args...]
-# bfv: the BFV/RNS GPU tests and benchmarks/bfv_bench.py; zk: the 256-bit field GPU tests and benchmarks/zk_bench.py
+# bfv: the BFV/RNS GPU tests and hebatch.benchmarks.bfv; zk: the 256-bit field GPU tests and hebatch.benchmarks.zk
 set -uo pipefail
 what=${1:-all}; shift || true
 OUT=${OUT:-/tmp/hebatch-out}; mkdir -p "$OUT"; export OUT PYTHONUNBUFFERED=1
@@ -19,12 +19,12 @@ if [ "$what" = tests ] || [ "$what" = all ]; then
 fi
 if [ "$what" = zk ]; then
     python3 -m pytest -q -m gpu -p no:cacheprovider tests/test_gpu_zk.py "$@" 2>&1 | tee "$OUT/zk-tests.log"
-    python3 benchmarks/zk_bench.py --out "$OUT" 2>&1 | tee "$OUT/zk-bench.log"
+    python3 -m hebatch.benchmarks.zk --out "$OUT" 2>&1 | tee "$OUT/zk-bench.log"
 fi
 if [ "$what" = bench ] || [ "$what" = all ]; then
-    python3 benchmarks/ntt_bench.py --algorithms auto,radix2 2>&1 | tee "$OUT/ntt-bench.log"
+    python3 -m hebatch.benchmarks.ntt --algorithms auto,radix2 --out "$OUT" 2>&1 | tee "$OUT/ntt-bench.log"
 fi
 if [ "$what" = bfv ]; then
     python3 -m pytest -q -m gpu -p no:cacheprovider tests/test_gpu_rns.py "$@" 2>&1 | tee "$OUT/gpu-rns-tests.log"
-    python3 benchmarks/bfv_bench.py --out "$OUT" 2>&1 | tee "$OUT/bfv-bench.log"
+    python3 -m hebatch.benchmarks.bfv --out "$OUT" 2>&1 | tee "$OUT/bfv-bench.log"
 fi

@@ -92,8 +92,10 @@ def test_bench_zk_cpu_writes_where_pointed(tmp_path, monkeypatch):
 
 
 @pytest.mark.slow
-def test_bench_dist_cpu_smoke_json():
+def test_bench_dist_cpu_smoke_json(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the result goes into the current directory
     payload = last_json(invoke("bench", "dist", "--cpu", "--json", "--cases", "host_batch"))
+    assert [pathlib.Path(p).parent for p in payload["files"]] == [tmp_path.resolve()]
     assert payload["benchmark"] == "dist" and payload["results"][0]["cases"][0]["case"] == "host_batch"
 
 

@@ -1,7 +1,7 @@
 """Multiplicative depth of the BFV presets: sequential squarings (relinearized) with noise budget left.
 
 Prints, per preset, the noise budget after each squaring and the depth reached. The presets use
-t = 65537 (17 bits); depth depends on t, so compare with other libraries at the same t. Usage: python benchmarks/bfv_depth.py [--presets n4096,n8192] [--batch 2] [--json out.json]
+t = 65537 (17 bits); depth depends on t, so compare with other libraries at the same t. Usage: python -m hebatch.benchmarks.bfv_depth [--presets n4096,n8192] [--batch 2] [--json out.json]
 """
 
 from __future__ import annotations

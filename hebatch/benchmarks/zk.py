@@ -7,7 +7,7 @@ so in the JSON), beside same-run references of the same element count:
   * copy: a device-to-device copy of the same bytes (32 per element): the memory floor is
     bytes moved / copy bandwidth, bytes moved = 2 x 32 bytes x elements x passes over memory (reads of the
     direct 4-step twiddle tables, up to 32 bytes per element of a pass that uses one, not counted);
-  * cuFFT: cupy.fft.fft on complex64 of the same element count (as in ntt_bench.py);
+  * cuFFT: cupy.fft.fft on complex64 of the same element count (hebatch.benchmarks.harness.references);
   * the integer-multiply floor: Montgomery multiplications (gpu_zk.mont_mul_count: one per butterfly,
     one or two per element per 4-step twiddle, one per element for n^-1) x IMADS_PER_MONT IMAD-pipe
     instructions / (SMs x 64 IMAD per clock x SM clock), with IMADS_PER_MONT = 136: the kernels' product
