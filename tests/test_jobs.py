@@ -174,3 +174,44 @@ def test_cli_reaches_only_jobs_and_public_faces():
 def test_jobs_do_not_import_the_cli():
     for path in sorted((PACKAGE / "jobs").glob("*.py")):
         assert not any("cli" in name.split(".") for name in _imports(path)), path.name
+
+
+def _clock_cupy(step_ms: float):
+    """A NumPy-backed stand-in for the CuPy calls of the harness whose events advance a fake clock by
+    step_ms per recorded event, so that the timer's arithmetic runs (and is checked) on a CPU."""
+    import types
+
+    clock = {"now": 0.0}
+
+    class Event:
+        def record(self):
+            clock["now"] += step_ms
+            self.at = clock["now"]
+
+        def synchronize(self):
+            pass
+
+    rng = np.random.default_rng()
+    random = types.SimpleNamespace(random=lambda shape, dtype: rng.random(shape).astype(dtype),
+                                   randint=lambda lo, hi, size, dtype: rng.integers(lo, hi, size=size, dtype=dtype))
+    cuda = types.SimpleNamespace(Event=Event, Device=lambda: types.SimpleNamespace(synchronize=lambda: None),
+                                 get_elapsed_time=lambda a, b: b.at - a.at)
+    return types.SimpleNamespace(cuda=cuda, random=random, fft=np.fft, float32=np.float32, int64=np.int64,
+                                 uint64=np.uint64, complex64=np.complex64, empty_like=np.empty_like,
+                                 get_default_memory_pool=lambda: types.SimpleNamespace(free_all_blocks=lambda: None))
+
+
+def test_harness_cuda_timer_arithmetic_on_a_fake_clock(monkeypatch):
+    """One sample spans back_to_back calls between two events; the result is per call, the median of samples."""
+    import sys
+
+    monkeypatch.setitem(sys.modules, "cupy", _clock_cupy(step_ms=4.0))
+    calls = []
+    assert harness.cuda_time(calls.append, [1, 2], repeats=5, warmup=2, back_to_back=2) == pytest.approx(2.0)
+    assert calls == [1, 2] + [1, 2] * 5  # warm-ups, then inputs rotating across the samples
+    monkeypatch.setattr(harness, "_REFERENCES", {})
+    found = harness.references(64, 8 * 64, 3, rows=4)
+    # each reference is one event pair (4 ms) over STREAMED calls; the copy moves 2 x 512 bytes in that time
+    assert found["cufft_ms"] == pytest.approx(4.0 / harness.STREAMED)
+    assert found["copy_GBps"] == pytest.approx(2 * 512 / found["copy_ms"] / 1e6)
+    assert harness.references(64, 8 * 64, 3, rows=4) is found  # cached
