@@ -215,3 +215,15 @@ def test_harness_cuda_timer_arithmetic_on_a_fake_clock(monkeypatch):
     assert found["cufft_ms"] == pytest.approx(4.0 / harness.STREAMED)
     assert found["copy_GBps"] == pytest.approx(2 * 512 / found["copy_ms"] / 1e6)
     assert harness.references(64, 8 * 64, 3, rows=4) is found  # cached
+
+
+@pytest.mark.parametrize("out", ["in.zarr", "in.zarr/inner.zarr", "./in.zarr/"])
+def test_an_output_inside_the_input_is_refused(tmp_path, monkeypatch, out):
+    """Writing into the store being read would destroy it: refused, --overwrite or not, before a cluster."""
+    import zarr
+
+    monkeypatch.chdir(tmp_path)
+    zarr.open_array("in.zarr", mode="w", shape=(2, 16), dtype="uint64")[:] = 1
+    result = invoke("ntt", "in.zarr", out, "-q", "goldilocks", "--overwrite", "--threads-only", "--dashboard", "none")
+    assert_clean_failure(result, "would overwrite IN")
+    assert (np.asarray(zarr.open_array("in.zarr", mode="r")[:]) == 1).all()

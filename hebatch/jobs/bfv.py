@@ -19,7 +19,7 @@ from dask.delayed import delayed
 from .. import bfv
 from .. import distributed as dist
 from .bfv_pipeline import Pipeline, parse_poly, rotation_steps
-from .io import kind_of, open_batch, write_batch
+from .io import check_separate, kind_of, open_batch, write_batch
 from .report import Timer, console, status
 
 PRESETS = ("n4096", "n8192", "n16384", "n32768")
@@ -187,6 +187,7 @@ def decrypt_store(ct_path, out_path, key_dir, *, overwrite=False, backend="auto"
     params, meta, keys = read_keys(key_dir, secret=True)
     attrs = store_attrs(ct_path, params, keys.key_id)
     kind_of(out_path, "OUT")
+    check_separate(ct_path, out_path, "CT", "OUT")
     if os.path.exists(out_path) and not overwrite:
         raise FileExistsError(f"OUT {os.fspath(out_path)!r} exists; pass --overwrite to replace it")
     data = zarr.open_group(os.fspath(ct_path), mode="r")["data"]
@@ -308,6 +309,7 @@ def encrypt(in_path, ct_path, key_dir, *, chunk=None, overwrite=False, cluster: 
     cluster = dict(cluster or {})
     kind_of(in_path, "IN")
     kind_of(ct_path, "CT")
+    check_separate(in_path, ct_path, "IN", "CT")
     read_params(key_dir)
     with job_cluster(**cluster) as client:
         summary = encrypt_dataset(in_path, ct_path, key_dir, chunk=chunk, backend=cluster.get("device", "auto"),
@@ -323,6 +325,7 @@ def evaluate(ct_path, out_path, key_dir, options: dict, *, chunk=None, overwrite
 
     cluster = dict(cluster or {})
     kind_of(out_path, "OUT")
+    check_separate(ct_path, out_path, "CT", "OUT")
     read_params(key_dir)
     with job_cluster(**cluster) as client:
         summary = evaluate_store(ct_path, out_path, key_dir, options, chunk=chunk,

@@ -107,3 +107,12 @@ def write_batch(y: da.Array, path, *, component: str = "data", overwrite: bool =
     np.save(path, dist.run(dist.to_host(y), progress=progress, console=console))
     total = len(y.chunks[0]) if y.shape[0] else 0
     return {"chunks_total": total, "chunks_written": total}
+
+
+def check_separate(in_path, out_path, in_name: str = "IN", out_name: str = "OUT") -> None:
+    """ValueError when the output is the input or lies inside it (or the other way round): writing it
+    would destroy the data being read, --overwrite or not."""
+    source, target = pathlib.Path(in_path).resolve(), pathlib.Path(out_path).resolve()
+    if source == target or source in target.parents or target in source.parents:
+        raise ValueError(f"{out_name} {os.fspath(out_path)!r} would overwrite {in_name} {os.fspath(in_path)!r}: "
+                         f"choose an {out_name} outside it")

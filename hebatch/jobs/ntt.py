@@ -15,7 +15,7 @@ from .. import distributed as dist
 from ..field import NAMED_FIELDS
 from ..ntt.plan import ALGORITHMS  # noqa: F401  (the --algorithm choices)
 from ..ntt.validate import check_transform_args
-from .io import kind_of, open_batch, peek, write_batch
+from .io import check_separate, kind_of, open_batch, peek, write_batch
 from .report import Timer, console
 
 # The one-word named fields (goldilocks, babybear) by name, from hebatch.field's table
@@ -44,6 +44,7 @@ def parse_modulus(text, name: str = "--modulus") -> int | tuple[int, ...]:
 def check_batch_ntt(in_path, out_path, modulus, *, negacyclic=False, algorithm="auto", component=None) -> None:
     """Every check of a batch NTT that needs no data and no cluster (run before one starts)."""
     kind_of(out_path, "OUT")
+    check_separate(in_path, out_path)
     shape, dtype = peek(in_path, component=component, name="IN")
     check_transform_args(shape, dtype, modulus, negacyclic=negacyclic, algorithm=algorithm, name="IN")
 
