@@ -20,7 +20,7 @@ else
   HEBATCH=("$PYTHON" -m hebatch.cli)
 fi
 export COLUMNS=110 HEBATCH_REPO=$REPO
-GPU=$("$PYTHON" -c 'import hebatch.backend as b; print(int(b.gpu_available()))' 2>/dev/null || echo 0)
+GPU=$("$PYTHON" -c 'import hebatch.device as d; print(int(d.gpu_available()))' 2>/dev/null || echo 0)
 # CPU workers: 2 per local cluster; a GPU cluster has one worker per visible GPU
 if [ "$GPU" = 1 ]; then WORKERS=(); else WORKERS=(--workers 2); fi
 WORK=$(mktemp -d)
