@@ -91,9 +91,9 @@ def test_fused_product(small_tiles):
 
 def test_two_level_twiddle_tables(monkeypatch, small_tiles):
     """Large transforms look twiddles up in two tables; force that path at a small size."""
-    from hebatch.ntt import tables
+    from hebatch import arith
 
-    monkeypatch.setattr(tables, "SINGLE_LEVEL_MAX_LOG", 3)
+    monkeypatch.setattr(arith, "SINGLE_LEVEL_MAX_LOG", 3)
     for algorithm in ("4step", "radix2"):
         for inverse in (False, True):
             launches = run_case(Q60, 10, 1, algorithm, True, inverse)
@@ -122,7 +122,7 @@ def test_pass_modes_match_tables():
 
 
 def test_symbol_names_round_trip():
-    from hebatch.backend.prebuild import name_of_symbol
+    from hebatch.ntt.prebuild import name_of_symbol
 
     symbol = ("_Z8ntt_passI5Mod64Li12ELi0ELi4ELi2ELb1ELi0ELi1ELb0EEvPKNT_1TES4_PS2_xxixxxxiPK8ModConstPKNS1_2TwEx"
               "iiSB_SB_xxixxiiiiSB_SB_xxixii")

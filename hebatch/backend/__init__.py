@@ -6,6 +6,7 @@ import importlib.util
 
 from .base import Backend
 from .cpu import NumpyBackend
+from .cuda import kernel_dir, source_digest
 
 _CPU = NumpyBackend()
 _GPU = None

@@ -20,14 +20,6 @@ class Backend(abc.ABC):
     name: str
     xp = None  # the array module (numpy, cupy)
 
-    def choose_algorithm(self, n: int, rows: int, moduli: tuple[int, ...], dtype=np.dtype(np.uint64)) -> str:
-        """The algorithm for algorithm="auto": `rows` transforms of length n computed in `dtype`."""
-        return "radix2"
-
-    def fourstep_split(self, n: int) -> tuple[int, int] | None:
-        """n1 x n2 for 4-step plans; None for the default split."""
-        return None
-
     def work_dtype(self, dtype, moduli):
         """The dtype the backend computes in for data of `dtype` (inputs are converted to it)."""
         return np.dtype(np.uint64)

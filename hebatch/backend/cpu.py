@@ -12,7 +12,7 @@ import numpy as np
 
 from ..field import modulus_info
 from .base import Backend
-from .numpy_arith import ModOps
+from ..arith import ModOps
 
 U64 = np.uint64
 

@@ -22,7 +22,7 @@ from functools import lru_cache
 import numpy as np
 
 from ..field import PrimeField
-from .numpy_arith import bitrev_indices
+from ..arith import bitrev_indices
 
 U64 = np.uint64
 DIGIT_BITS = 28

@@ -1,7 +1,7 @@
 """CuPy backend: CuPy arrays in, CuPy arrays out, on the array's device and the current CUDA stream.
 
-Every transform is a sequence of `ntt_pass` launches (kernels/ntt.cu) described by the plan's GPU
-passes (hebatch/ntt/recipes.py) and tables (hebatch/ntt/tables.py); tables are uploaded once per
+Every transform is a sequence of `ntt_pass` launches (kernels/ntt.cu) that the plan hands over
+finished (`plan.gpu_launches`, built in hebatch/ntt/launch.py) with its tables; tables are uploaded once per
 (plan, device, direction) and kept in the plan's cache. Nothing on this path synchronises with the
 host or copies through it. The internal order (natural=False) is the natural order: the passes
 transpose as they store, so no permutation pass is ever needed.
@@ -9,25 +9,14 @@ transpose as they store, so no permutation pass is ever needed.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from ..field import GOLDILOCKS
 from .base import Backend
 from .cuda import load_module
 
-LANE_MODES = {"i": 0, "o": 1, "row": 2, "bitrev": 3}
 WORD_BITS = {np.dtype(np.uint64): 64, np.dtype(np.uint32): 32}
 MODCONST_DTYPE = np.dtype([("q", "<u8"), ("mu", "<u8"), ("m", "<u4"), ("pad", "<u4")])  # struct ModConst
-
-
-def arith_name(moduli, word_bits: int) -> str:
-    if word_bits == 32:
-        return "Mod32"
-    if all(q == GOLDILOCKS for q in moduli):
-        return "Goldilocks"
-    return "Mod64"
 
 
 def modconst_table(plan, idx) -> np.ndarray:
@@ -37,62 +26,6 @@ def modconst_table(plan, idx) -> np.ndarray:
         info = plan.infos[i]
         table[r] = (info.q, 0 if info.q == GOLDILOCKS else info.barrett_mu, info.bits, 0)
     return table
-
-
-@dataclass(frozen=True)
-class Launch:
-    """One ntt_pass launch: template arguments, shape, buffers by role and scalar arguments."""
-
-    template: tuple  # (arith, log_np, log_lanes, log_r, lane_mode, last, tw_mode, post_mode, fuse)
-    grid: int
-    block: int
-    smem: int
-    src: str  # "x", "tmp" or "out"
-    dst: str
-    pass_index: int  # which entry of the plan's gpu_pass_tables
-    scalars: dict
-
-    @property
-    def name(self) -> str:
-        a, log_np, log_lanes, log_r, mode, last, tw, post, fuse = self.template
-        flag = {True: "true", False: "false"}
-        return f"ntt_pass<{a},{log_np},{log_lanes},{log_r},{mode},{flag[last]},{tw},{post},{flag[fuse]}>"
-
-
-def transform_launches(plan, pass_tables: list[dict], rows: int, word_bits: int, arith: str,
-                       fuse: bool = False) -> list[Launch]:
-    """The launches of one transform of `rows` rows. Free of CuPy, so it can be checked on a CPU."""
-    n = plan.n
-    passes = plan.gpu_passes(word_bits // 8)
-    launches = []
-    src = "x"
-    d_before = 1  # product of the earlier passes' sizes
-    for index, p in enumerate(passes):
-        last = index == len(passes) - 1
-        n_p, lanes = 1 << p.log_np, 1 << p.log_lanes
-        geom = dict(d_i=1, d_o=1, digit_d=1, digit_m=1, log_do=0, s0=0, use_h=0, keep_positions=0)
-        grid = rows * (n // (n_p * lanes))
-        if len(passes) == 1:
-            mode, grid = "row", -(-rows // lanes)
-        elif plan.algorithm == "radix2":
-            geom.update(d_o=d_before, d_i=n // (d_before * n_p), s0=p.s0, use_h=1, log_do=p.s0,
-                        keep_positions=0 if last else 1)
-            mode = "bitrev" if last else "i"
-        elif last:  # output base of o = k1 n2 + k2 is k1 + n1 k2 (three passes); o (two passes)
-            first = 1 << passes[0].log_np
-            geom.update(d_o=d_before, digit_d=d_before // first if len(passes) == 3 else 1, digit_m=first)
-            mode = "o"
-        else:
-            geom.update(d_o=d_before, d_i=n // (d_before * n_p))
-            mode = "i"
-        t = pass_tables[index]
-        dst = "out" if last else ("tmp" if src == "x" else src)
-        template = (arith, p.log_np, p.log_lanes, p.log_r, LANE_MODES[mode], last, t["tw_mode"],
-                    t["post_mode"] if last else 0, fuse and index == 0)
-        launches.append(Launch(template, grid, p.threads, p.smem_bytes(word_bits // 8), src, dst, index, geom))
-        src = dst
-        d_before *= n_p
-    return launches
 
 
 class CupyBackend(Backend):
@@ -106,11 +39,6 @@ class CupyBackend(Backend):
 
     def owns(self, x) -> bool:
         return isinstance(x, self.xp.ndarray)
-
-    def choose_algorithm(self, n, rows, moduli, dtype=np.dtype(np.uint64)):
-        from ..ntt.recipes import choose_gpu_algorithm
-
-        return choose_gpu_algorithm(n.bit_length() - 1, rows, np.dtype(dtype).itemsize)
 
     def check_same_device(self, a, b) -> None:
         if a.device.id != b.device.id:
@@ -165,8 +93,7 @@ class CupyBackend(Backend):
 
         def build():
             host, device = self._tables(plan, idx, inverse, word_bits)
-            arith = arith_name([plan.moduli[i] for i in idx], word_bits)
-            launches = transform_launches(plan, host, rows, word_bits, arith, fuse=fuse)
+            launches = plan.gpu_launches(idx, host, rows, word_bits, fuse)
             module = load_module("ntt.cu", name_expressions=tuple(sorted({ln.name for ln in launches})))
             consts = self._consts(plan, idx)
             program = []
@@ -221,7 +148,7 @@ class CupyBackend(Backend):
     def twiddle_grid_mul(self, x, modulus, root, row0, col0, row_step=1, col_step=1, *, out=None):
         xp = self.xp
         from ..field import modulus_info
-        from ..ntt.tables import power_lookup, with_companions
+        from ..arith import power_lookup, with_companions
 
         rows, cols = x.shape
         result = xp.empty((rows, cols), dtype=np.uint64) if out is None else out
@@ -246,7 +173,7 @@ class CupyBackend(Backend):
                                                xp.asarray(consts.view(np.uint8)))
         high, low, bits, consts = tables
         order = 1 << log_order
-        name = f"twiddle_grid<{arith_name([modulus], 64)}>"
+        name = f"twiddle_grid<{'Goldilocks' if modulus == GOLDILOCKS else 'Mod64'}>"
         kernel = load_module("ntt.cu", name_expressions=(name,)).get_function(name)
         itemsize = x.dtype.itemsize
         target = result if result.flags.c_contiguous else xp.empty((rows, cols), dtype=np.uint64)

@@ -9,7 +9,7 @@ from functools import lru_cache
 import numpy as np
 
 from ..field import modulus_info
-from .numpy_arith import ModOps
+from ..arith import ModOps
 from .rns import RnsOps, automorphism_tables
 
 U64 = np.uint64

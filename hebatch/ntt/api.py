@@ -8,6 +8,7 @@ import numpy as np
 
 from ..backend import Backend, backend_for
 from .plan import NTTPlan, make_plan
+from .recipes import choose_algorithm
 from .validate import TransformArgs, _check_flag, check_entries, check_transform_args
 
 
@@ -16,9 +17,9 @@ def plan_for(args: TransformArgs, backend: Backend, batch: int = 1, dtype=np.uin
     dtype it computes in."""
     algorithm = args.algorithm
     if algorithm == "auto":
-        algorithm = backend.choose_algorithm(args.n, batch * args.limbs, args.moduli, np.dtype(dtype))
-    split = backend.fourstep_split(args.n) if algorithm == "4step" else None
-    return make_plan(args.n, args.moduli, args.roots, args.negacyclic, algorithm, split)
+        algorithm = choose_algorithm(backend.name, args.n.bit_length() - 1, batch * args.limbs,
+                                     np.dtype(dtype).itemsize)
+    return make_plan(args.n, args.moduli, args.roots, args.negacyclic, algorithm, None)
 
 
 def _lead_shape(shape, args: TransformArgs) -> tuple[int, ...]:

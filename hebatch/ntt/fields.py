@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 
+from ..arith import bitrev_indices
 from ..backend import backend_for, field_ntt_for
 from ..field import MAX_LOG_N, PrimeField, is_power_of_two, primitive_root
 from . import api
@@ -30,8 +31,6 @@ from .validate import (
 
 def _bitrev(x, axis_from_end: int):
     """x with its transform axis (-1 or -2) permuted by bit reversal."""
-    from ..backend.cpu_zk import bitrev_indices
-
     n = x.shape[-axis_from_end]
     perm = bitrev_indices(n.bit_length() - 1)
     xp = backend_for(x).xp
