@@ -45,7 +45,7 @@ for path in (ROOT, ROOT / "benchmarks"):
         sys.path.insert(0, str(path))
 
 from hebatch import bfv  # noqa: E402
-from hebatch.backend.rns import RnsOps  # noqa: E402
+from hebatch.backend import RnsOps  # noqa: E402
 
 PRESETS = ["n4096", "n8192", "n16384", "n32768"]
 OPERATIONS = ["encrypt", "decrypt", "add", "multiply_relin", "relinearize", "rotate"]

@@ -35,7 +35,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from ntt_bench import device_name, time_calls  # noqa: E402
 
-from hebatch.backend.gpu_zk import CupyFieldNTT, mont_mul_count, pass_sizes  # noqa: E402
+from hebatch.backend.gpu.ntt256 import CupyFieldNTT, mont_mul_count, pass_sizes  # noqa: E402
 from hebatch.field import BLS12_377_FR, BLS12_381_FR, BN254_FR  # noqa: E402
 
 FIELDS = [BLS12_377_FR, BN254_FR, BLS12_381_FR]

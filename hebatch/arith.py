@@ -215,3 +215,27 @@ def power_lookup(q: int, zeta: int, log_count: int, scale: int = 1):
         scaled = modops(q).mul(target[None].copy(), np.array([[scale]], dtype=U64))[0]
         low, high = (scaled, high) if len(high) == 1 else (low, scaled)
     return high, low, bits
+
+
+# ---------------------------------------------------------------------------------------------
+# Ring automorphisms x(X) -> x(X^g) of Z_q[X]/(X^n + 1) as gather tables.
+# ---------------------------------------------------------------------------------------------
+
+def automorphism_tables(n: int, galois_elt: int, ntt_form: bool):
+    """Gather indices (and, on coefficients, negation flags) of x -> x(X^g), as NumPy arrays.
+
+    Coefficients: out[(i g mod 2n) mod n] = +-x[i], negated when i g mod 2n >= n.
+    NTT values X[k] = x(psi^(2k+1)): out[k] = X[k'] with 2k'+1 = g (2k+1) mod 2n."""
+    if galois_elt % 2 == 0 or not 0 < galois_elt < 2 * n:
+        raise ValueError(f"galois_elt must be odd and in (0, 2n) = (0, {2 * n}), got {galois_elt}")
+    i = np.arange(n, dtype=np.int64)
+    if ntt_form:
+        src = ((galois_elt * (2 * i + 1)) % (2 * n) - 1) // 2
+        return src, None
+    k = (i * galois_elt) % (2 * n)
+    dest = k % n
+    src = np.empty(n, dtype=np.int64)
+    negate = np.empty(n, dtype=bool)
+    src[dest] = i
+    negate[dest] = k >= n
+    return src, negate

@@ -9,8 +9,8 @@ from __future__ import annotations
 import numpy as np
 
 from hebatch import arith as na
-from hebatch.backend.gpu import WORD_BITS, modconst_table
-from hebatch.ntt.launch import LANE_MODES
+from hebatch.backend.gpu.ntt import modconst_table
+from hebatch.backend.kernels import LANE_MODES, WORD_BITS
 
 U64 = np.uint64
 M32 = U64(0xFFFFFFFF)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import hebatch as hb
-from hebatch.backend import cpu_backend
+from hebatch.backend import get
 from hebatch.field import default_root
 from hebatch.ntt import recipes
 from hebatch.ntt.plan import make_plan
@@ -22,7 +22,7 @@ Q30 = hb.ntt_primes(30, 2**12, 1)[0]
 
 def cpu_reference(x3, moduli, n, negacyclic, inverse):
     plan = make_plan(n, tuple(moduli), tuple(default_root(q, n, negacyclic) for q in moduli), negacyclic, "radix2")
-    backend = cpu_backend()
+    backend = get("cpu").ntt
     return (backend.inverse if inverse else backend.forward)(x3.astype(np.uint64), plan)
 
 
@@ -38,7 +38,7 @@ def run_case(moduli, log_n, batch, algorithm, negacyclic, inverse, dtype=np.uint
         in2 = np.stack([random_residues(rng, q, (batch, n), dtype) for q in moduli], axis=1)
     got, launches = emulate_transform(plan, x3, inverse, in2)
     if fuse:
-        backend = cpu_backend()
+        backend = get("cpu").ntt
         product = backend.pointwise_mul(x3.astype(np.uint64), in2.astype(np.uint64), plan)
         expected = cpu_reference(product, moduli, n, negacyclic, True)
     else:

@@ -100,7 +100,7 @@ def kernel_cache() -> dict:
     cache = pathlib.Path(os.environ.get("CUPY_CACHE_DIR", pathlib.Path.home() / ".cupy" / "kernel_cache"))
     files, size = _directory_size(cache)
     try:
-        from ..backend.cuda import kernel_dir
+        from ..backend import kernel_dir
 
         sources = str(kernel_dir())
     except FileNotFoundError:

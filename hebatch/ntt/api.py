@@ -6,13 +6,14 @@ import math
 
 import numpy as np
 
-from ..backend import Backend, backend_for
+from ..device import device_of
+from ..backend import WordNTT, get
 from .plan import NTTPlan, make_plan
 from .recipes import choose_algorithm
 from .validate import TransformArgs, _check_flag, check_entries, check_transform_args
 
 
-def plan_for(args: TransformArgs, backend: Backend, batch: int = 1, dtype=np.uint64) -> NTTPlan:
+def plan_for(args: TransformArgs, backend: WordNTT, batch: int = 1, dtype=np.uint64) -> NTTPlan:
     """The cached plan for validated arguments, resolving algorithm="auto" for this backend and the
     dtype it computes in."""
     algorithm = args.algorithm
@@ -26,7 +27,7 @@ def _lead_shape(shape, args: TransformArgs) -> tuple[int, ...]:
     return tuple(shape[:-2] if args.rns else shape[:-1])
 
 
-def _as_batch(x, args: TransformArgs, backend: Backend):
+def _as_batch(x, args: TransformArgs, backend: WordNTT):
     """x viewed (or copied) as (batch, limbs, n) in the dtype the backend computes in."""
     batch = math.prod(_lead_shape(x.shape, args))
     x3 = x.reshape(batch, args.limbs, args.n)
@@ -35,7 +36,7 @@ def _as_batch(x, args: TransformArgs, backend: Backend):
 
 
 def _validated(x, modulus, negacyclic, algorithm, root, check, name="x"):
-    backend = backend_for(x, name)
+    backend = get(device_of(x, name)).ntt
     args = check_transform_args(x.shape, x.dtype, modulus, negacyclic=negacyclic,
                                 algorithm=algorithm, root=root, name=name)
     if _check_flag(check, "check"):
@@ -46,7 +47,7 @@ def _validated(x, modulus, negacyclic, algorithm, root, check, name="x"):
 class _on_stream:
     """Run on `stream` (a cupy.cuda.Stream) for CuPy arrays; None keeps the current stream."""
 
-    def __init__(self, stream, backend: Backend):
+    def __init__(self, stream, backend: WordNTT):
         if stream is not None and backend.name != "gpu":
             raise TypeError("stream= applies to CuPy arrays only")
         self.stream = stream
@@ -132,7 +133,7 @@ def polymul(a, b, modulus, *, negacyclic=True, algorithm="auto", check=True, str
     """
     negacyclic = _check_flag(negacyclic, "negacyclic")
     backend, args = _validated(a, modulus, negacyclic, algorithm, None, check, "a")
-    backend_b = backend_for(b, "b")
+    backend_b = get(device_of(b, "b")).ntt
     if backend_b is not backend:
         raise TypeError(f"a and b must both be {backend.name} arrays, got {type(a).__name__} and {type(b).__name__}")
     backend.check_same_device(a, b)

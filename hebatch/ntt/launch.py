@@ -6,18 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..field import GOLDILOCKS
-
-LANE_MODES = {"i": 0, "o": 1, "row": 2, "bitrev": 3}
-
-
-def arith_name(moduli, word_bits: int) -> str:
-    if word_bits == 32:
-        return "Mod32"
-    if all(q == GOLDILOCKS for q in moduli):
-        return "Goldilocks"
-    return "Mod64"
-
+from ..backend import LANE_MODES
 
 @dataclass(frozen=True)
 class Launch:

@@ -13,7 +13,8 @@ from functools import cached_property, lru_cache
 import numpy as np
 
 from ..field import KIND_GOLDILOCKS, Modulus, modulus_info
-from .. import arith
+import hebatch.arith as arith
+from ..backend import arith_name
 from . import launch, recipes, tables
 
 ALGORITHMS = ("auto", "radix2", "4step")
@@ -103,7 +104,7 @@ class NTTPlan:
     def gpu_launches(self, idx: tuple[int, ...], pass_tables: list[dict], rows: int, word_bits: int,
                      fuse: bool = False) -> list[launch.Launch]:
         """The finished GPU launch plan of one transform of `rows` rows of limbs `idx` (see launch.py)."""
-        arith = launch.arith_name([self.moduli[i] for i in idx], word_bits)
+        arith = arith_name([self.moduli[i] for i in idx], word_bits)
         return launch.transform_launches(self, pass_tables, rows, word_bits, arith, fuse=fuse)
 
     def gpu_pass_tables(self, idx: tuple[int, ...], inverse: bool, word_bits: int) -> list[dict]:

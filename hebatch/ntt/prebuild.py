@@ -14,8 +14,8 @@ import subprocess
 import tempfile
 
 from ..field import BABYBEAR, GOLDILOCKS, default_root, ntt_primes
-from ..backend import kernel_dir, source_digest
-from .launch import arith_name, transform_launches
+from ..backend import arith_name, kernel_dir, source_digest
+from .launch import transform_launches
 from .plan import make_plan
 
 _PASS_SIGNATURE = (

@@ -15,8 +15,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..arith import (bitrev_indices, modops, power_lookup, powers, shoup_or_none,
-                     with_companions)
+from ..arith import bitrev_indices, modops, power_lookup, powers, with_companions
 from ..field import KIND_GOLDILOCKS, modulus_info
 
 U64 = np.uint64

@@ -19,9 +19,9 @@ import threading
 
 import numpy as np
 
-from ..field import modulus_info
-from .gpu import MODCONST_DTYPE
-from .rns import RnsOps
+from ...field import modulus_info
+from ..kernels import MODCONST_DTYPE
+from ..interface import RnsOps
 
 BLOCK = 256
 SMALL_BLOCK = 64
@@ -101,7 +101,7 @@ class CupyRnsOps(RnsOps):
             if self._loader is not None:
                 module = self._loader()
             else:
-                from .cuda import load_module
+                from .loader import load_module
 
                 module = load_module("rns.cu")
             fn = self._functions[key] = module.get_function(name)

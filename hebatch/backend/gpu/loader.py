@@ -13,7 +13,7 @@ import pathlib
 import threading
 from functools import lru_cache
 
-_PACKAGE = pathlib.Path(__file__).resolve().parent.parent
+_PACKAGE = pathlib.Path(__file__).resolve().parents[2]  # hebatch/
 COMPILE_OPTIONS = ("-std=c++17", "--device-int128")
 _LOCK = threading.Lock()
 _MODULES: dict = {}

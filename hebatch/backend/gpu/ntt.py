@@ -11,24 +11,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..field import GOLDILOCKS
-from .base import Backend
-from .cuda import load_module
-
-WORD_BITS = {np.dtype(np.uint64): 64, np.dtype(np.uint32): 32}
-MODCONST_DTYPE = np.dtype([("q", "<u8"), ("mu", "<u8"), ("m", "<u4"), ("pad", "<u4")])  # struct ModConst
-
+from ..interface import WordNTT
+from ..kernels import WORD_BITS, arith_name, modconst_rows
+from .loader import load_module
 
 def modconst_table(plan, idx) -> np.ndarray:
-    """struct ModConst rows of limbs idx: q, Barrett mu (unused for Goldilocks), bit length."""
-    table = np.zeros(len(idx), dtype=MODCONST_DTYPE)
-    for r, i in enumerate(idx):
-        info = plan.infos[i]
-        table[r] = (info.q, 0 if info.q == GOLDILOCKS else info.barrett_mu, info.bits, 0)
-    return table
+    """struct ModConst rows of the plan's limbs idx."""
+    return modconst_rows([plan.moduli[i] for i in idx])
 
 
-class CupyBackend(Backend):
+class CupyBackend(WordNTT):
     name = "gpu"
 
     def __init__(self):
@@ -147,8 +139,7 @@ class CupyBackend(Backend):
 
     def twiddle_grid_mul(self, x, modulus, root, row0, col0, row_step=1, col_step=1, *, out=None):
         xp = self.xp
-        from ..field import modulus_info
-        from ..arith import power_lookup, with_companions
+        from ...arith import power_lookup, with_companions
 
         rows, cols = x.shape
         result = xp.empty((rows, cols), dtype=np.uint64) if out is None else out
@@ -156,7 +147,7 @@ class CupyBackend(Backend):
             return result
         log_order = _power_of_two_order(root, modulus)
         if log_order is None:  # not a root of unity of power-of-two order: exact, on the host
-            from .cpu import NumpyBackend
+            from ..cpu.ntt import NumpyBackend
 
             host = NumpyBackend().twiddle_grid_mul(x.get(), modulus, root, row0, col0, row_step, col_step)
             result[...] = xp.asarray(host)
@@ -165,15 +156,13 @@ class CupyBackend(Backend):
         tables = self._grid_tables.get(key)
         if tables is None:
             high, low, bits = power_lookup(modulus, root, log_order)
-            info = modulus_info(modulus)
-            consts = np.zeros(1, dtype=MODCONST_DTYPE)
-            consts[0] = (modulus, 0 if modulus == GOLDILOCKS else info.barrett_mu, info.bits, 0)
+            consts = modconst_rows([modulus])
             tables = self._grid_tables[key] = (xp.asarray(with_companions(modulus, high, 64)),
                                                xp.asarray(with_companions(modulus, low, 64)), bits,
                                                xp.asarray(consts.view(np.uint8)))
         high, low, bits, consts = tables
         order = 1 << log_order
-        name = f"twiddle_grid<{'Goldilocks' if modulus == GOLDILOCKS else 'Mod64'}>"
+        name = f"twiddle_grid<{arith_name([modulus], 64)}>"
         kernel = load_module("ntt.cu", name_expressions=(name,)).get_function(name)
         itemsize = x.dtype.itemsize
         target = result if result.flags.c_contiguous else xp.empty((rows, cols), dtype=np.uint64)

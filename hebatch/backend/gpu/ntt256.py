@@ -21,8 +21,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..field import BLS12_377_FR, BLS12_381_FR, BN254_FR, PrimeField
-from .cuda import load_module
+from ...field import BLS12_377_FR, BLS12_381_FR, BN254_FR, PrimeField
+from ..interface import FieldNTT
+from .loader import load_module
 
 FIELD_STRUCTS = {BN254_FR.p: "BN254Fr", BLS12_381_FR.p: "BLS12_381Fr", BLS12_377_FR.p: "BLS12_377Fr"}
 """The kernel struct (kernels/field256.cuh) of each supported field, by modulus."""
@@ -167,10 +168,10 @@ def sub_table(field: PrimeField, root: int, log_n: int):
 
 # -- the engine ---------------------------------------------------------------------------------------
 
-class CupyFieldNTT:
+class CupyFieldNTT(FieldNTT):
     """Field NTTs on CuPy arrays x of shape (batch, n, 4) uint64, standard form, entries < p, for
     BN254_FR, BLS12_381_FR and BLS12_377_FR; the same interface and results as
-    `cpu_zk.NumpyFieldNTT` (forward: X[k] = sum_j x[j] root^(jk); inverse: its exact inverse)."""
+    `cpu.ntt256.NumpyFieldNTT` (forward: X[k] = sum_j x[j] root^(jk); inverse: its exact inverse)."""
 
     name = "gpu"
 
@@ -410,7 +411,7 @@ class CupyFieldNTT:
         log_order = next((k for k in range(field.two_adicity + 1) if pow(root, 1 << k, field.p) == 1), None)
         xp = self.xp
         if log_order is None:  # no power-of-two order: exact on the host
-            from .cpu_zk import NumpyFieldNTT
+            from ..cpu.ntt256 import NumpyFieldNTT
 
             host = NumpyFieldNTT().twiddle_grid(x.get(), field, root, row0, col0, row_step, col_step)
             with x.device:
