@@ -172,7 +172,7 @@ def test_threads_taking_several_coefficients(cpu, monkeypatch):
     monkeypatch.setattr(gpu_rns, "LARGE_LAUNCH", 1)
     module = host_kernels.HostModule()
     ops = gpu_rns.CupyRnsOps(xp=np, loader=lambda: module)
-    assert gpu_rns.CupyRnsOps._geometry(6, 512)[0][0] == 512 // (64 * gpu_rns.COLS_PER_THREAD)
+    assert gpu_rns.CupyRnsOps._geometry(6, 512, 132)[0][0] == 512 // (64 * gpu_rns.COLS_PER_THREAD)
     rng = np.random.default_rng()
     moduli = rns_checks.moduli_for(256, 3)
     rns_checks.check_elementwise(ops, rng, (2,), 256, moduli, to_host, reference=cpu)

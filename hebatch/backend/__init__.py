@@ -10,7 +10,8 @@ GPU engines are imported on first use, so CPU-only machines never import CuPy.
 
 from __future__ import annotations
 
-from ..device import DEVICES, device_of, gpu_available, resolve_device
+from ..device import DEVICES, device_of, gpu_available, gpu_count, resolve_device
+from .cache import TABLES
 from .gpu.loader import kernel_dir, source_digest
 from .interface import FieldNTT, RnsOps, WordNTT
 from .kernels import LANE_MODES, MODCONST_DTYPE, WORD_BITS, arith_name
@@ -75,5 +76,14 @@ def get(where="auto", name: str = "x") -> Engines:
     return _ENGINES[device_of(where, name)]
 
 
-__all__ = ["Engines", "FieldNTT", "LANE_MODES", "MODCONST_DTYPE", "RnsOps", "WORD_BITS", "WordNTT", "arith_name", "get", "gpu_available", "kernel_dir",
+def cache_stats() -> dict:
+    """The device-table cache of the GPU engines: {device index: {"entries", "bytes", "budget_bytes"}}
+    for every visible GPU (and any device it holds tables of)."""
+    stats = TABLES.stats()
+    for index in range(gpu_count()):
+        stats.setdefault(index, {"entries": 0, "bytes": 0, "budget_bytes": TABLES.budget(index)})
+    return dict(sorted(stats.items()))
+
+
+__all__ = ["Engines", "FieldNTT", "LANE_MODES", "MODCONST_DTYPE", "RnsOps", "WORD_BITS", "WordNTT", "arith_name", "cache_stats", "get", "gpu_available", "kernel_dir",
            "source_digest"]

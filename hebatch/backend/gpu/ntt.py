@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..cache import TABLES
 from ..interface import WordNTT
 from ..kernels import WORD_BITS, arith_name, modconst_rows
 from .loader import load_module
@@ -27,7 +28,6 @@ class CupyBackend(WordNTT):
         import cupy
 
         self.xp = cupy
-        self._grid_tables: dict = {}
 
     def owns(self, x) -> bool:
         return isinstance(x, self.xp.ndarray)
@@ -47,11 +47,7 @@ class CupyBackend(WordNTT):
 
     # -- device state, built once per plan and device ----------------------------------------------
     def _cached(self, plan, key, build):
-        key = ("gpu", self.xp.cuda.Device().id) + key
-        value = plan.cache.get(key)
-        if value is None:
-            value = plan.cache[key] = build()
-        return value
+        return TABLES.get(self.xp.cuda.Device().id, ("ntt", plan) + key, build)
 
     def _consts(self, plan, idx):
         return self._cached(plan, ("consts", idx), lambda: self.xp.asarray(modconst_table(plan, idx).view(np.uint8)))
@@ -152,15 +148,12 @@ class CupyBackend(WordNTT):
             host = NumpyBackend().twiddle_grid_mul(x.get(), modulus, root, row0, col0, row_step, col_step)
             result[...] = xp.asarray(host)
             return result
-        key = ("twiddle-grid", xp.cuda.Device().id, modulus, root)
-        tables = self._grid_tables.get(key)
-        if tables is None:
+        def build():
             high, low, bits = power_lookup(modulus, root, log_order)
-            consts = modconst_rows([modulus])
-            tables = self._grid_tables[key] = (xp.asarray(with_companions(modulus, high, 64)),
-                                               xp.asarray(with_companions(modulus, low, 64)), bits,
-                                               xp.asarray(consts.view(np.uint8)))
-        high, low, bits, consts = tables
+            return (xp.asarray(with_companions(modulus, high, 64)), xp.asarray(with_companions(modulus, low, 64)),
+                    bits, xp.asarray(modconst_rows([modulus]).view(np.uint8)))
+
+        high, low, bits, consts = TABLES.get(xp.cuda.Device().id, ("ntt", "twiddle-grid", modulus, root), build)
         order = 1 << log_order
         name = f"twiddle_grid<{arith_name([modulus], 64)}>"
         kernel = load_module("ntt.cu", name_expressions=(name,)).get_function(name)

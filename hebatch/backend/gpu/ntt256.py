@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...field import BLS12_377_FR, BLS12_381_FR, BN254_FR, PrimeField
+from ..cache import TABLES, instance_tokens
 from ..interface import FieldNTT
 from .loader import load_module
 
@@ -31,10 +32,10 @@ FIELD_STRUCTS = {BN254_FR.p: "BN254Fr", BLS12_381_FR.p: "BLS12_381Fr", BLS12_377
 LOG_BLOCK = 11  # elements per block: NTT256_LOG_BLOCK in kernels/ntt256.cu
 MAX_LOG_K_STRIDED = 9  # passes over strided columns keep >= 4 consecutive columns (128 bytes) per block
 DIRECT_TWIDDLE_MAX_LOG = 24  # passes whose 4-step twiddles span M <= 2^24 read them from one M-entry table
-DIRECT_TABLE_CACHE_BYTES = 2 << 30  # device memory the cached direct twiddle tables may hold together
 THREADS = 256  # NTT256_THREADS
 ORDERS = ("natural", "bitrev")
 LIMBS = 4
+_TOKENS = instance_tokens()
 
 
 # -- plans (free of CuPy, checked on the CPU) ------------------------------------------------------
@@ -191,7 +192,8 @@ class CupyFieldNTT(FieldNTT):
         self.defines = tuple(defines)
         self.direct_twiddle_max_log = direct_twiddle_max_log
         self._lock = threading.Lock()
-        self._tables: dict = {}
+        self._modules: dict = {}
+        self._token = next(_TOKENS)  # this instance's tables in the shared cache
 
     # -- checks ------------------------------------------------------------------------------------
     def _check(self, x, field, name="x"):
@@ -239,11 +241,11 @@ class CupyFieldNTT(FieldNTT):
     def _module(self, field):
         key = (self.xp.cuda.Device().id, "module", field.p)
         with self._lock:
-            found = self._tables.get(key)
+            found = self._modules.get(key)
         if found is None:
             found = self._load(field)
             with self._lock:
-                self._tables[key] = found
+                self._modules[key] = found
         return found
 
     def _load(self, field):
@@ -257,22 +259,7 @@ class CupyFieldNTT(FieldNTT):
         return kernels
 
     def _cached(self, key, build):
-        key = (self.xp.cuda.Device().id,) + key
-        with self._lock:
-            value = self._tables.get(key)
-        if value is None:
-            value = build()
-            with self._lock:
-                tables = [k for k in self._tables if k[1] != "module"]
-                if len(tables) > 32:  # drop the oldest table set
-                    self._tables.pop(tables[0])
-                # direct twiddle tables are large (up to 512 MiB): keep at most DIRECT_TABLE_CACHE_BYTES of them
-                direct = [k for k in self._tables if k[1] == "direct"]
-                held = sum(self._tables[k].nbytes for k in direct) + (value.nbytes if key[1] == "direct" else 0)
-                while direct and held > DIRECT_TABLE_CACHE_BYTES:
-                    held -= self._tables.pop(direct.pop(0)).nbytes
-                self._tables[key] = value
-        return value
+        return TABLES.get(self.xp.cuda.Device().id, ("ntt256", self._token) + key, build)
 
     def _ntt_tables(self, field, root, log_n):
         """Device tables of one (field, n, root): in-block twiddles, two-level 4-step twiddles, n^-1."""
