@@ -13,7 +13,7 @@ import numpy as np
 
 from ..cache import TABLES
 from ..interface import WordNTT
-from ..kernels import WORD_BITS, arith_name, modconst_rows
+from ..kernels import WORD_BITS, arith_name, elementwise_blocks, modconst_rows
 from .loader import load_module
 
 def modconst_table(plan, idx) -> np.ndarray:
@@ -159,7 +159,7 @@ class CupyBackend(WordNTT):
         kernel = load_module("ntt.cu", name_expressions=(name,)).get_function(name)
         itemsize = x.dtype.itemsize
         target = result if result.flags.c_contiguous else xp.empty((rows, cols), dtype=np.uint64)
-        blocks = max(1, min(1 << 20, -(-rows * cols // 256)))
+        blocks = elementwise_blocks(rows * cols, 256, xp.cuda.Device().id)
         kernel((blocks,), (256,), (x, target, np.int64(rows), np.int64(cols), np.int64(x.strides[0] // itemsize),
                                    np.int64(x.strides[1] // itemsize), np.uint64(row0 % order),
                                    np.uint64(row_step % order), np.uint64(col0 % order), np.uint64(col_step % order),
@@ -181,7 +181,7 @@ class CupyBackend(WordNTT):
             name = f"pointwise_mul<{arith_name([plan.moduli[i] for i in idx], word_bits)}>"
             kernel = load_module("ntt.cu", name_expressions=(name,)).get_function(name)
             limbs, n = len(sel), a.shape[2]
-            blocks = max(1, min(1 << 20, -(-batch * limbs * n // 256)))
+            blocks = elementwise_blocks(batch * limbs * n, 256, xp.cuda.Device().id)
             kernel((blocks,), (256,), (pa, pb, part, np.int64(batch * limbs), np.int64(n), np.int32(limbs),
                                        np.int64(pa.shape[0] * limbs), np.int64(pb.shape[0] * limbs),
                                        self._consts(plan, idx)))

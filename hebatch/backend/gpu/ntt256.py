@@ -23,6 +23,7 @@ import numpy as np
 
 from ...field import BLS12_377_FR, BLS12_381_FR, BN254_FR, PrimeField
 from ..cache import TABLES, instance_tokens
+from ..kernels import elementwise_blocks
 from ..interface import FieldNTT
 from .loader import load_module
 
@@ -314,7 +315,7 @@ class CupyFieldNTT(FieldNTT):
     def _bitrev(self, src, out, field):
         batch, n, _ = src.shape
         total = batch * n
-        blocks = max(1, min(1 << 16, -(-total // THREADS)))
+        blocks = elementwise_blocks(total, THREADS, self.xp.cuda.Device().id)
         self._module(field)["bitrev"]((blocks,), (THREADS,),
                                       (src, out, np.int64(total), np.int32(n.bit_length() - 1)))
 
@@ -377,7 +378,7 @@ class CupyFieldNTT(FieldNTT):
 
         low, high, bits = self._cached(("powers", field.p, log_n, base), build)
         total = batch * n
-        blocks = max(1, min(1 << 16, -(-total // THREADS)))
+        blocks = elementwise_blocks(total, THREADS, self.xp.cuda.Device().id)
         self._module(field)["scale"]((blocks,), (THREADS,), (x, out, np.int64(total), np.int32(log_n), low, high,
                                                               np.int32(bits)))
         return out
@@ -416,7 +417,7 @@ class CupyFieldNTT(FieldNTT):
 
             low, high, bits = self._cached(("powers", field.p, log_order, root), build)
             order = 1 << log_order
-            blocks = max(1, min(1 << 16, -(-rows * cols // THREADS)))
+            blocks = elementwise_blocks(rows * cols, THREADS, self.xp.cuda.Device().id)
             self._module(field)["grid"]((blocks,), (THREADS,), (
                 x, out, np.int64(rows), np.int64(cols), np.uint64(row0 % order), np.uint64(row_step % order),
                 np.uint64(col0 % order), np.uint64(col_step % order), np.uint64(order - 1), low, high, np.int32(bits)))
@@ -432,7 +433,7 @@ class CupyFieldNTT(FieldNTT):
         count = a.shape[0]
         out = xp.empty((3, count, LIMBS), dtype=np.uint64)
         r2 = xp.asarray(np.array([field.R2_limbs], dtype=np.uint64))  # mont_mul(a b R^-1, R^2) = a b
-        blocks = max(1, min(1 << 16, -(-count // THREADS)))
+        blocks = elementwise_blocks(count, THREADS, self.xp.cuda.Device().id)
         self._module(field)["ops"]((blocks,), (THREADS,), (self._aligned(a), self._aligned(b), r2, out,
                                                             np.int64(count)))
         return out[0], out[1], out[2]
