@@ -4,7 +4,7 @@ low-degree extensions, as zk provers use them.
 Multi-limb fields (BN254, BLS12-381, BLS12-377 scalar fields) take arrays (..., n, limbs) of uint64
 limbs in standard form and run on the field engine of the array's backend
 (`backend.get(x).ntt256`). One-word fields (Goldilocks, BabyBear) and plain int moduli take arrays
-(..., n) and run on the integer transforms of `hebatch.ntt.api`.
+(..., n) and run on the integer transforms of `hebatch.ntt.word`.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from ..arith import bitrev_indices
 from ..device import device_of
 from ..backend import get
 from ..field import MAX_LOG_N, PrimeField, is_power_of_two, primitive_root
-from . import api
+from .word import ntt_natural
 from .validate import (
     FieldArgs,
     _as_int,
@@ -98,13 +98,13 @@ def ordered_int_ntt(x, modulus, *, negacyclic, inverse, algorithm, root, inplace
             root = modulus.root_of_unity(2 * args.n if _check_flag(negacyclic, "negacyclic") else args.n)
         modulus = modulus.p
     if input_order == output_order == "natural":
-        return api.ntt_natural(x, modulus, negacyclic=negacyclic, inverse=inverse, algorithm=algorithm, root=root,
+        return ntt_natural(x, modulus, negacyclic=negacyclic, inverse=inverse, algorithm=algorithm, root=root,
                                inplace=inplace, check=check, stream=stream)
     _check_flag(inplace, "inplace")
     device_of(x, "x")
     check_transform_args(x.shape, x.dtype, modulus, negacyclic=negacyclic, algorithm=algorithm, root=root)
     src = _bitrev(x, 1) if input_order == "bitrev" else x
-    y = api.ntt_natural(src, modulus, negacyclic=negacyclic, inverse=inverse, algorithm=algorithm, root=root,
+    y = ntt_natural(src, modulus, negacyclic=negacyclic, inverse=inverse, algorithm=algorithm, root=root,
                         inplace=False, check=check, stream=stream)
     if output_order == "bitrev":
         y = _bitrev(y, 1)
@@ -173,9 +173,9 @@ def coset_ntt(x, field, shift=None, inverse=False, *, check=True):
     if _check_flag(check, "check"):
         check_entries(x, args, get(x).ntt.xp, "x")
     if inverse:
-        y = api.ntt_natural(x, p, inverse=True, root=root, check=False)
+        y = ntt_natural(x, p, inverse=True, root=root, check=False)
         return _scale_int(y, p, pow(shift, -1, p))
-    return api.ntt_natural(_scale_int(x, p, shift), p, root=root, check=False)
+    return ntt_natural(_scale_int(x, p, shift), p, root=root, check=False)
 
 
 def lde(x, field, blowup, shift=None, *, check=True):
@@ -204,7 +204,7 @@ def lde(x, field, blowup, shift=None, *, check=True):
     n = args.n
     big = n * blowup
     check_transform_args(x.shape[:-1] + (big,), x.dtype, p, name="the extension (blowup * n)")
-    coeffs = api.ntt_natural(x, p, inverse=True, root=root, check=check)
+    coeffs = ntt_natural(x, p, inverse=True, root=root, check=check)
     padded = xp.zeros(x.shape[:-1] + (big,), dtype=x.dtype)
     padded[..., :n] = coeffs
     return coset_ntt(padded, field, shift, check=False)

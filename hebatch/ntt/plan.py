@@ -15,7 +15,9 @@ import numpy as np
 from ..field import KIND_GOLDILOCKS, Modulus, modulus_info
 import hebatch.arith as arith
 from ..backend import arith_name
-from . import launch, recipes, tables
+import hebatch.ntt.launch as launch
+import hebatch.ntt.recipes as recipes
+import hebatch.ntt.tables as tables
 
 ALGORITHMS = ("auto", "radix2", "4step")
 
