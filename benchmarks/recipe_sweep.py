@@ -15,7 +15,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
 import cupy as cp  # noqa: E402
 
 import hebatch as hb  # noqa: E402
-from hebatch.backend import cuda  # noqa: E402
+from hebatch.backend.gpu import loader as cuda  # noqa: E402
 from hebatch.ntt import recipes  # noqa: E402
 
 BASE_OPTIONS = cuda.COMPILE_OPTIONS
@@ -41,7 +41,7 @@ KERNEL_VARIANTS = {"default": (), "regs64": ("-DNTT_MAX_REGS=64",), "exact-shoup
 
 def use_kernel_variant(name):
     """Compile the kernels at run time with the variant's -D options (the prebuilt cubin has none)."""
-    from hebatch.backend import cuda
+    from hebatch.backend.gpu import loader as cuda
 
     os.environ.pop("HEBATCH_KERNEL_CUBIN", None)
     cuda.COMPILE_OPTIONS = BASE_OPTIONS + KERNEL_VARIANTS[name]

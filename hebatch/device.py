@@ -98,5 +98,27 @@ def device_memory_bytes() -> int | None:
     return int(cupy.cuda.Device().mem_info[1])
 
 
+def gpu_count() -> int:
+    """The number of CUDA devices CuPy sees (0 without CuPy or a GPU)."""
+    if not gpu_available():
+        return 0
+    import cupy
+
+    return int(cupy.cuda.runtime.getDeviceCount())
+
+
+@lru_cache(maxsize=None)
+def device_properties(index: int) -> dict:
+    """What launch plans read of GPU `index` (asked once per device): sm_count, threads_per_sm,
+    shared_per_block (the opt-in maximum of dynamic shared memory per block), memory_bytes, name."""
+    import cupy
+
+    props = cupy.cuda.runtime.getDeviceProperties(index)
+    name = props["name"]
+    return {"sm_count": int(props["multiProcessorCount"]), "threads_per_sm": int(props["maxThreadsPerMultiProcessor"]),
+            "shared_per_block": int(props["sharedMemPerBlockOptin"]), "memory_bytes": int(props["totalGlobalMem"]),
+            "name": name.decode() if isinstance(name, bytes) else str(name)}
+
+
 __all__ = ["DEVICES", "array_module", "check_device", "cupy_array_type", "device_memory_bytes", "device_of",
-           "gpu_available", "is_device_array", "resolve_device", "to_host"]
+           "device_properties", "gpu_available", "gpu_count", "is_device_array", "resolve_device", "to_host"]

@@ -253,10 +253,6 @@ def modulus_info(q: int) -> Modulus:
     return Modulus(q, bits, kind, mu, q_inv_neg, pow(2, 128, q))
 
 
-def bit_reverse(i: int, bits: int) -> int:
-    return int(format(i, f"0{bits}b")[::-1], 2) if bits else 0
-
-
 # ---------------------------------------------------------------------------------------------
 # Prime fields of zk-SNARK provers: 256-bit scalar fields stored as four 64-bit limbs.
 # ---------------------------------------------------------------------------------------------

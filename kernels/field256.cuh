@@ -5,9 +5,10 @@
 // standard form and every constant multiplier (twiddles, n^-1, coset powers) in Montgomery form
 // (c R mod p), so that mont_mul(x, c R) = x c: no conversion pass is ever needed.
 //
-// A field is a struct of compile-time constants (p, -p^-1 mod 2^64); kernels are templated on it, so the
-// modulus limbs become immediates. The host (hebatch/backend/gpu_zk.py) names the struct per field, and
-// tests/test_gpu_zk.py checks these constants against hebatch/field.py.
+// A field is a struct of compile-time constants (p, -p^-1 mod 2^64); kernels are templated on it. The
+// Montgomery product reads the modulus digits from device memory, not immediates (see load_p_digits).
+// The host (hebatch/backend/gpu/ntt256.py) names the struct per field, and tests/test_gpu_zk.py checks
+// these constants against hebatch/field.py.
 #pragma once
 
 typedef unsigned long long u64;

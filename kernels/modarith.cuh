@@ -21,7 +21,8 @@ struct __align__(8) Tw32 {
     u32 w, wq;
 };
 
-// Per-modulus constants, laid out as the host uploads them (hebatch/backend/gpu.py): one row per limb.
+// Per-modulus constants, laid out as the host uploads them (MODCONST_DTYPE of hebatch/backend/kernels.py,
+// checked field by field in tests/test_kernel_boundary.py): one row per limb.
 struct ModConst {
     u64 q;
     u64 mu;  // Barrett: floor(2^(2m+1) / q)

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from hebatch.backend import numpy_arith as na
-from hebatch.backend.gpu import LANE_MODES, WORD_BITS, arith_name, modconst_table, transform_launches
+from hebatch import arith as na
+from hebatch.backend.gpu.ntt import modconst_table
+from hebatch.backend.kernels import LANE_MODES, WORD_BITS
 
 U64 = np.uint64
 M32 = U64(0xFFFFFFFF)
@@ -209,13 +210,12 @@ def emulate_transform(plan, x3, inverse, in2=None, idx=None):
     word_bits = WORD_BITS[x3.dtype]
     rows, limbs = x3.shape[0] * x3.shape[1], x3.shape[1]
     tables = plan.gpu_pass_tables(idx, inverse, word_bits)
-    arith = arith_name([plan.moduli[i] for i in idx], word_bits)
-    launches = transform_launches(plan, tables, rows, word_bits, arith, fuse=in2 is not None)
+    launches = plan.gpu_launches(idx, tables, rows, word_bits, fuse=in2 is not None)
     consts = modconst_table(plan, idx)
     buffers = {"x": x3.reshape(-1).copy(), "out": np.zeros(x3.size, dtype=x3.dtype),
                "tmp": np.zeros(x3.size, dtype=x3.dtype)}
     flat2 = None if in2 is None else in2.reshape(-1)
     for ln in launches:
         emulate_pass(ln, buffers[ln.src], flat2, buffers[ln.dst], rows, plan.n, limbs, consts,
-                     tables[ln.pass_index], arith)
+                     tables[ln.pass_index], ln.template[0])
     return buffers["out"].reshape(x3.shape), launches

@@ -20,7 +20,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from hebatch.backend.cuda import kernel_dir
+from hebatch.backend.gpu.loader import kernel_dir
 
 PRELUDE = r"""
 #include <cmath>

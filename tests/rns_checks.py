@@ -292,7 +292,7 @@ def behz_bases(n: int, limbs: int):
 def check_fused(ops, ref, rng, lead, n, limbs, to_host):
     """inner_product, mod_down, tensor and the BEHZ steps of `ops` equal RnsOps' generic compositions
     run by `ref` (the NumPy backend), on fresh data, including inputs that are views of larger arrays."""
-    from hebatch.backend.rns import RnsOps
+    from hebatch.backend import RnsOps
 
     xp = ops.xp
     q, bsk, m_tilde, t = behz_bases(n, limbs)

@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from hebatch.backend.cuda import kernel_dir
+from hebatch.backend.gpu.loader import kernel_dir
 from hebatch.field import BLS12_377_FR, BLS12_381_FR, BN254_FR
 
 from .ptx_model import asm_blocks, run

@@ -17,16 +17,16 @@ cp = pytest.importorskip("cupy")
 
 @pytest.fixture(scope="module")
 def ops():
-    from hebatch.backend.rns import rns_ops
+    from hebatch.backend import get
 
-    return rns_ops("gpu")
+    return get("gpu").rns
 
 
 @pytest.fixture(scope="module")
 def cpu():
-    from hebatch.backend.rns import rns_ops
+    from hebatch.backend import get
 
-    return rns_ops("cpu")
+    return get("cpu").rns
 
 
 def to_host(x):
@@ -38,14 +38,14 @@ SIZES = [(12, (3,), 8), (13, (2,), 5), (14, (2,), 4), (15, (), 3), (16, (), 3)]
 
 
 def test_factory_returns_cupy_ops(ops):
-    from hebatch.backend.gpu_rns import CupyRnsOps
+    from hebatch.backend.gpu.rns import CupyRnsOps
 
     assert isinstance(ops, CupyRnsOps) and ops.xp is cp
 
 
 @pytest.mark.parametrize("counter_key, answer", rns_checks.PHILOX_ANSWERS)
 def test_philox_known_answers(counter_key, answer):
-    from hebatch.backend.cuda import load_module
+    from hebatch.backend.gpu.loader import load_module
 
     out = cp.zeros(4, dtype=cp.uint32)
     load_module("rns.cu").get_function("rns_philox_block")((1,), (32,), (out,) + tuple(np.uint32(v) for v in counter_key))

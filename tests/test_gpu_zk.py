@@ -1,4 +1,4 @@
-"""GPU NTTs over the 256-bit scalar fields (kernels/ntt256.cu, hebatch/backend/gpu_zk.py).
+"""GPU NTTs over the 256-bit scalar fields (kernels/ntt256.cu, hebatch/backend/gpu/ntt256.py).
 
 Layered so a failure says where it is: the kernel constants and pass plans (CPU, always run), then on a
 GPU the field arithmetic alone (mulmod, add, sub vs Python ints), one-pass transforms (n <= 2^11),
@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import hebatch as hb
-from hebatch.backend.cuda import kernel_dir
-from hebatch.backend.gpu_zk import (DIRECT_TWIDDLE_MAX_LOG, FIELD_STRUCTS, LOG_BLOCK, direct_twiddle_table,
+from hebatch.backend.gpu.loader import kernel_dir
+from hebatch.backend.gpu.ntt256 import (DIRECT_TWIDDLE_MAX_LOG, FIELD_STRUCTS, LOG_BLOCK, direct_twiddle_table,
                                     mont_mul_count, pass_sizes, plan_passes)
 from hebatch.field import BLS12_377_FR, BLS12_381_FR, BN254_FR
 
@@ -115,8 +115,8 @@ def cp():
 
 @pytest.fixture(scope="module")
 def engines(cp):
-    from hebatch.backend.cpu_zk import NumpyFieldNTT
-    from hebatch.backend.gpu_zk import CupyFieldNTT
+    from hebatch.backend.cpu.ntt256 import NumpyFieldNTT
+    from hebatch.backend.gpu.ntt256 import CupyFieldNTT
 
     return NumpyFieldNTT(), CupyFieldNTT()
 
@@ -126,7 +126,7 @@ def engines(cp):
 @pytest.mark.parametrize("field", FIELDS, ids=lambda f: f.name)
 def test_gpu_field_ops_match_python_ints(cp, engines, field, variant):
     """mulmod, add and sub alone, for both multiplications (PTX 32-bit digits, portable 64-bit words)."""
-    from hebatch.backend.gpu_zk import CupyFieldNTT
+    from hebatch.backend.gpu.ntt256 import CupyFieldNTT
 
     engine = engines[1] if variant == "ptx" else CupyFieldNTT(defines=(("FIELD256_U128", "1"),))
     rng = np.random.default_rng()
@@ -146,7 +146,7 @@ def test_gpu_field_ops_match_python_ints(cp, engines, field, variant):
 def test_gpu_direct_and_two_level_twiddles_match_cpu(cp, engines, field):
     """Multi-pass sizes with every 4-step twiddle formed from the two sqrt(n) tables and with the direct
     tables (default), forward and inverse, both orders that run DIF and DIT passes alone."""
-    from hebatch.backend.gpu_zk import CupyFieldNTT
+    from hebatch.backend.gpu.ntt256 import CupyFieldNTT
 
     cpu, direct = engines
     two_level = CupyFieldNTT(direct_twiddle_max_log=0)
@@ -396,7 +396,7 @@ def emulate_passes(values, field, root, log_n, batch, dit, scale, passes=None):
 @pytest.mark.parametrize("log_n", [1, 3, 7, 12])
 def test_pass_schedule_emulated_matches_cpu(log_n):
     """The DIF and DIT pass schedules, run with Python ints, equal the CPU engine in every order pair."""
-    from hebatch.backend.cpu_zk import NumpyFieldNTT, bitrev_indices
+    from hebatch.backend.cpu.ntt256 import NumpyFieldNTT, bitrev_indices
 
     field = BLS12_381_FR
     rng = np.random.default_rng()

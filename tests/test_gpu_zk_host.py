@@ -8,8 +8,8 @@ import types
 import numpy as np
 import pytest
 
-from hebatch.backend import gpu_zk
-from hebatch.backend.cpu_zk import NumpyFieldNTT
+from hebatch.backend.gpu import ntt256 as gpu_zk
+from hebatch.backend.cpu.ntt256 import NumpyFieldNTT
 from hebatch.field import BLS12_377_FR, BLS12_381_FR, BN254_FR
 
 from .fake_cupy import FakeArray, fake_cupy
@@ -184,14 +184,25 @@ def test_host_direct_twiddle_tables_built_by_the_grid_kernel(engine):
                 assert (np.asarray(got) == want).all(), (field.name, log_n, log_k, log_low, scaled)
 
 
-def test_host_direct_twiddle_cache_is_bounded(engine, monkeypatch):
-    """Cached direct tables are dropped oldest first beyond DIRECT_TABLE_CACHE_BYTES; others stay."""
+def test_host_table_cache_is_bounded(engine, monkeypatch):
+    """Device tables past the cache's byte budget are dropped least recently used first."""
+    from hebatch.backend import cache_stats
+    from hebatch.backend.cache import TABLES
+
     field = BN254_FR
     root = field.root_of_unity(1 << 10)
-    monkeypatch.setattr(gpu_zk, "DIRECT_TABLE_CACHE_BYTES", 3 * (32 << 7))  # three tables of 2^7 entries
-    engine._ntt_tables(field, root, 10)
-    for log_low in range(1, 6):
+    table_bytes = 32 << 7  # a direct table of 2^7 entries
+    TABLES.clear()
+    engine._direct_table(field, root, 10, 6, 1, False)
+    others = cache_stats()[0]["bytes"] - table_bytes  # the power tables the grid kernel builds them from
+    budget = others + 3 * table_bytes
+    monkeypatch.setattr(TABLES, "budget_override", budget)
+    for log_low in range(2, 6):
         engine._direct_table(field, root, 10, 7 - log_low, log_low, False)
-    direct = [k for k in engine._tables if k[1] == "direct"]
+    direct = [k for k in TABLES.keys(0) if "direct" in k]
     assert [k[-2] for k in direct] == [3, 4, 5]  # log_low of the three newest
-    assert any(k[1] == "ntt" for k in engine._tables)
+    engine._direct_table(field, root, 10, 4, 3, False)  # used again: now the most recent
+    engine._direct_table(field, root, 10, 6, 1, False)  # rebuilt: drops log_low 4, the least recent
+    assert [k[-2] for k in TABLES.keys(0) if "direct" in k] == [5, 3, 1]
+    assert cache_stats()[0] == {"entries": 4, "bytes": budget, "budget_bytes": budget}
+    TABLES.clear()

@@ -11,8 +11,8 @@ import types
 import numpy as np
 import pytest
 
-from hebatch.backend import gpu_zk
-from hebatch.backend.cpu_zk import NumpyFieldNTT
+from hebatch.backend.gpu import ntt256 as gpu_zk
+from hebatch.backend.cpu.ntt256 import NumpyFieldNTT
 from hebatch.field import BLS12_377_FR, BLS12_381_FR, BN254_FR
 
 from .fake_cupy import FakeArray, fake_cupy

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import hebatch as hb
-from hebatch.backend import numpy_arith as na
+from hebatch import arith as na
 from hebatch.field import modulus_info
 
 from .oracle import random_residues

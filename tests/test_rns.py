@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import hebatch as hb
-from hebatch.backend.rns import RnsOps, rns_ops
+from hebatch.backend import RnsOps, get
 
 from . import rns_checks
 
@@ -17,7 +17,7 @@ MODULI = tuple(hb.ntt_primes(61, N, 2) + hb.ntt_primes(40, N, 2) + hb.ntt_primes
 
 @pytest.fixture
 def ops():
-    return rns_ops("cpu")
+    return get("cpu").rns
 
 
 def rand_residues(rng, shape, moduli):
@@ -32,10 +32,15 @@ def as_int(a):
     return [[int(v) for v in row] for row in a]
 
 
-def test_rns_ops_factory(ops):
-    assert isinstance(ops, RnsOps) and rns_ops(np) is ops and ops.xp is np
-    with pytest.raises(ValueError, match="rns_ops"):
-        rns_ops("tpu")
+def test_backend_get(ops):
+    """One way in: an array, a device word or an array module gives the same cached engines."""
+    assert isinstance(ops, RnsOps) and get(np).rns is ops and ops.xp is np
+    assert get(np.zeros(3, dtype=np.uint64)) is get("cpu") is get(np)
+    assert get("cpu").ntt.xp is np and get("cpu").ntt256 is get("cpu").ntt256
+    with pytest.raises(ValueError, match="'auto', 'cpu', 'gpu'"):
+        get("tpu")
+    with pytest.raises(TypeError, match="x must be a NumPy or CuPy array"):
+        get([1, 2, 3])
 
 
 # The Python-int oracles of tests/rns_checks.py (shared with the GPU and host-kernel tests)

@@ -13,7 +13,7 @@ pytestmark = pytest.mark.skipif(host_kernels.compiler() is None, reason="needs a
 
 @pytest.fixture(scope="module")
 def ops():
-    from hebatch.backend.gpu_rns import CupyRnsOps
+    from hebatch.backend.gpu.rns import CupyRnsOps
 
     module = host_kernels.HostModule()
     return CupyRnsOps(xp=np, loader=lambda: module)
@@ -21,9 +21,9 @@ def ops():
 
 @pytest.fixture(scope="module")
 def cpu():
-    from hebatch.backend.rns import rns_ops
+    from hebatch.backend import get
 
-    return rns_ops("cpu")
+    return get("cpu").rns
 
 
 def to_host(x):
@@ -142,7 +142,7 @@ def test_device_code_paths_with_a_cupy_like_module(cpu):
     once, then reused without waiting; results stay exact."""
     import types
 
-    from hebatch.backend.gpu_rns import CupyRnsOps
+    from hebatch.backend.gpu.rns import CupyRnsOps
 
     fake = types.ModuleType("fakecupy")
     fake.__dict__.update({k: getattr(np, k) for k in ("ndarray", "asarray", "empty", "ascontiguousarray",
@@ -167,12 +167,12 @@ def test_device_code_paths_with_a_cupy_like_module(cpu):
 def test_threads_taking_several_coefficients(cpu, monkeypatch):
     """Large launches give each thread several coefficients of its row: forced here on small data
     (a fresh CupyRnsOps, so no launch plan of the other tests is reused)."""
-    from hebatch.backend import gpu_rns
+    from hebatch.backend.gpu import rns as gpu_rns
 
     monkeypatch.setattr(gpu_rns, "LARGE_LAUNCH", 1)
     module = host_kernels.HostModule()
     ops = gpu_rns.CupyRnsOps(xp=np, loader=lambda: module)
-    assert gpu_rns.CupyRnsOps._geometry(6, 512)[0][0] == 512 // (64 * gpu_rns.COLS_PER_THREAD)
+    assert gpu_rns.CupyRnsOps._geometry(6, 512, 132)[0][0] == 512 // (64 * gpu_rns.COLS_PER_THREAD)
     rng = np.random.default_rng()
     moduli = rns_checks.moduli_for(256, 3)
     rns_checks.check_elementwise(ops, rng, (2,), 256, moduli, to_host, reference=cpu)

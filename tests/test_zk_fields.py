@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import hebatch as hb
-from hebatch.backend import field_ntt_for
-from hebatch.backend.cpu_zk import NumpyFieldNTT, bitrev_indices, field_digits, from_digits, to_digits
+from hebatch.backend import get
+from hebatch.backend.cpu.ntt256 import NumpyFieldNTT, bitrev_indices, field_digits, from_digits, to_digits
 from hebatch.field import BABYBEAR_FIELD, GOLDILOCKS_FIELD, is_prime, two_adicity
 
 from .conftest import to_host
@@ -358,9 +358,9 @@ def test_validation_errors():
 
 
 def test_dispatch_picks_the_numpy_engine():
-    assert isinstance(field_ntt_for(np.zeros((1, 2, 4), dtype=np.uint64)), NumpyFieldNTT)
+    assert isinstance(get(np.zeros((1, 2, 4), dtype=np.uint64)).ntt256, NumpyFieldNTT)
     with pytest.raises(TypeError, match="x must be a NumPy or CuPy array"):
-        field_ntt_for([1, 2])
+        get([1, 2]).ntt256
 
 
 @settings(max_examples=25, deadline=None)
@@ -378,7 +378,7 @@ def test_round_trips_hypothesis(field, log_n, data):
         assert ints(field, X)[1] == horner(values, field.root_of_unity(n), field.p)
 
 
-# -- GPU == CPU (the CuPy engine lives in hebatch/backend/gpu_zk.py) -------------------------------
+# -- GPU == CPU (the CuPy engine lives in hebatch/backend/gpu/ntt256.py) -------------------------------
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("field", BIG_FIELDS, ids=ids)
@@ -452,7 +452,7 @@ def test_coset_and_lde_refuse_non_arrays():
 @pytest.mark.parametrize("chunk", [1, 4, 8])
 def test_slab_boundaries(monkeypatch, chunk):
     """Tiny slabs: every stage splits into many slabs, some cutting one group of butterflies."""
-    from hebatch.backend import cpu_zk
+    from hebatch.backend.cpu import ntt256 as cpu_zk
 
     monkeypatch.setattr(cpu_zk, "CHUNK", chunk)
     field, n, p = hb.BLS12_377_FR, 32, hb.BLS12_377_FR.p

@@ -1,87 +1,89 @@
-"""Array backends: NumPy (CPU, always available) and CuPy (GPU), behind one interface."""
+"""Backends: NumPy (cpu/, the exact reference, always available) and CuPy (gpu/), each offering the
+three engines of `interface.py`. `get` is the one way in:
+
+    get(x).ntt       # WordNTT of the device that array x lives on
+    get("gpu").rns   # RnsOps of a device word ("auto", "cpu", "gpu"; see hebatch.device)
+    get(x).ntt256    # FieldNTT (256-bit prime fields)
+
+GPU engines are imported on first use, so CPU-only machines never import CuPy.
+"""
 
 from __future__ import annotations
 
-import importlib.util
+from ..device import DEVICES, device_of, gpu_available, gpu_count, resolve_device
+from .cache import TABLES
+from .gpu.loader import kernel_dir, source_digest
+from .interface import FieldNTT, RnsOps, WordNTT
+from .kernels import LANE_MODES, MODCONST_DTYPE, WORD_BITS, arith_name
 
-from .base import Backend
-from .cpu import NumpyBackend
-
-_CPU = NumpyBackend()
-_GPU = None
-
-
-def gpu_available() -> bool:
-    """True if CuPy is importable and sees at least one CUDA device."""
-    if importlib.util.find_spec("cupy") is None:
-        return False
-    try:
-        import cupy
-
-        return cupy.cuda.runtime.getDeviceCount() > 0
-    except Exception:  # no driver, no device: CuPy raises several kinds of errors
-        return False
+# (device, engine) -> module and class of its implementation, one file per kernel it drives
+_IMPLEMENTATIONS = {
+    ("cpu", "ntt"): ("cpu.ntt", "NumpyBackend"),
+    ("cpu", "rns"): ("cpu.rns", "NumpyRnsOps"),
+    ("cpu", "ntt256"): ("cpu.ntt256", "NumpyFieldNTT"),
+    ("gpu", "ntt"): ("gpu.ntt", "CupyBackend"),
+    ("gpu", "rns"): ("gpu.rns", "CupyRnsOps"),
+    ("gpu", "ntt256"): ("gpu.ntt256", "CupyFieldNTT"),
+}
 
 
-def _cupy_array_type():
-    import sys
+class Engines:
+    """The engines of one device ("cpu" or "gpu"), each built on first use and kept."""
 
-    cupy = sys.modules.get("cupy")  # an array of CuPy's can only exist if CuPy was imported
-    return None if cupy is None else cupy.ndarray
+    def __init__(self, device: str):
+        self.device = device
+        self._built: dict = {}
 
+    def _engine(self, kind: str):
+        engine = self._built.get(kind)
+        if engine is None:
+            import importlib
 
-def backend_for(x, name: str = "x") -> Backend:
-    """The backend owning array x; TypeError for anything that is not a NumPy or CuPy array."""
-    global _GPU
-    if _CPU.owns(x):
-        return _CPU
-    cupy_array = _cupy_array_type()
-    if cupy_array is not None and isinstance(x, cupy_array):
-        if _GPU is None:
-            from .gpu import CupyBackend
+            module, cls = _IMPLEMENTATIONS[(self.device, kind)]
+            engine = self._built[kind] = getattr(importlib.import_module(f"{__name__}.{module}"), cls)()
+        return engine
 
-            _GPU = CupyBackend()
-        return _GPU
-    raise TypeError(f"{name} must be a NumPy or CuPy array, got {type(x).__module__}.{type(x).__name__}")
+    @property
+    def ntt(self) -> WordNTT:
+        return self._engine("ntt")
 
+    @property
+    def rns(self) -> RnsOps:
+        return self._engine("rns")
 
-_FIELD_CPU = None
-_FIELD_GPU = None
+    @property
+    def ntt256(self) -> FieldNTT:
+        return self._engine("ntt256")
 
-
-def field_ntt_for(x, name: str = "x"):
-    """The multi-limb prime-field transform engine for x's array type: `cpu_zk.NumpyFieldNTT` for
-    NumPy arrays, `gpu_zk.CupyFieldNTT` (imported on first use) for CuPy arrays. Both take
-    (batch, n, limbs) uint64 arrays in standard form and offer
-        forward(x, field, root, input_order, output_order)   # X[k] = sum_j x[j] root^(jk)
-        inverse(y, field, root, input_order, output_order)   # its exact inverse (root^-1, times n^-1)
-        scale_by_powers(x, field, base)                      # x[:, j] * base^j (coset shifts)
-        twiddle_grid(x, field, root, row0, col0, row_step, col_step)  # 4-step twiddles, (rows, cols, limbs)
-    with orders "natural" or "bitrev", arguments already validated (twiddle_grid serves dist.ntt_large)."""
-    global _FIELD_CPU, _FIELD_GPU
-    if _CPU.owns(x):
-        if _FIELD_CPU is None:
-            from .cpu_zk import NumpyFieldNTT
-
-            _FIELD_CPU = NumpyFieldNTT()
-        return _FIELD_CPU
-    cupy_array = _cupy_array_type()
-    if cupy_array is not None and isinstance(x, cupy_array):
-        if _FIELD_GPU is None:
-            try:
-                from .gpu_zk import CupyFieldNTT
-            except ModuleNotFoundError as exc:
-                if exc.name != f"{__name__}.gpu_zk":
-                    raise
-                raise TypeError(f"{name}: multi-limb prime-field transforms of CuPy arrays need "
-                                "hebatch/backend/gpu_zk.py, which this installation lacks") from None
-            _FIELD_GPU = CupyFieldNTT()
-        return _FIELD_GPU
-    raise TypeError(f"{name} must be a NumPy or CuPy array, got {type(x).__module__}.{type(x).__name__}")
+    def __repr__(self):
+        return f"<hebatch.backend engines of {self.device}>"
 
 
-def cpu_backend() -> Backend:
-    return _CPU
+_ENGINES = {device: Engines(device) for device in ("cpu", "gpu")}
 
 
-__all__ = ["Backend", "backend_for", "cpu_backend", "field_ntt_for", "gpu_available"]
+def get(where="auto", name: str = "x") -> Engines:
+    """The engines of a device: `where` is a NumPy or CuPy array (the device it lives on), a device
+    word of hebatch.device ("auto", "cpu", "gpu"; "gpu" without one is a ValueError), or the array
+    module numpy / cupy. TypeError names `name` for anything else."""
+    if isinstance(where, str):
+        if where not in DEVICES:
+            raise ValueError(f"{name} must be an array or one of {', '.join(map(repr, DEVICES))}, got {where!r}")
+        return _ENGINES[resolve_device(where, name)]
+    module = getattr(where, "__name__", None)
+    if module in ("numpy", "cupy"):
+        return _ENGINES["cpu" if module == "numpy" else "gpu"]
+    return _ENGINES[device_of(where, name)]
+
+
+def cache_stats() -> dict:
+    """The device-table cache of the GPU engines: {device index: {"entries", "bytes", "budget_bytes"}}
+    for every visible GPU (and any device it holds tables of)."""
+    stats = TABLES.stats()
+    for index in range(gpu_count()):
+        stats.setdefault(index, {"entries": 0, "bytes": 0, "budget_bytes": TABLES.budget(index)})
+    return dict(sorted(stats.items()))
+
+
+__all__ = ["Engines", "FieldNTT", "LANE_MODES", "MODCONST_DTYPE", "RnsOps", "WORD_BITS", "WordNTT", "arith_name", "cache_stats", "get", "gpu_available", "kernel_dir",
+           "source_digest"]

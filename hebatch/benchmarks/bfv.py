@@ -32,7 +32,7 @@ import types
 import numpy as np
 
 from hebatch import bfv
-from hebatch.backend.rns import RnsOps
+from hebatch.backend import RnsOps
 from hebatch.benchmarks.harness import add_common_args, cuda_time, device_name, host_time, references, write_result
 
 PRESETS = ["n4096", "n8192", "n16384", "n32768"]

@@ -24,7 +24,7 @@ from __future__ import annotations
 import argparse
 import traceback
 
-from hebatch.backend.gpu_zk import CupyFieldNTT, mont_mul_count, pass_sizes
+from hebatch.backend.gpu.ntt256 import CupyFieldNTT, mont_mul_count, pass_sizes
 from hebatch.benchmarks.harness import add_common_args, cuda_time, device_name, references, write_result
 from hebatch.field import BLS12_377_FR, BLS12_381_FR, BN254_FR
 

@@ -1,4 +1,4 @@
-"""CPU timings of the prime-field transforms (NumPy engine, hebatch/backend/cpu_zk.py).
+"""CPU timings of the prime-field transforms (NumPy engine, hebatch/backend/cpu/ntt256.py).
 
 For each field and size: hb.ntt, hb.intt, hb.coset_ntt and hb.lde (blowup 2) on one vector of n
 random elements, wall clock, median of --repeats runs after one warm-up (the warm-up also builds

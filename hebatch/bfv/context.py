@@ -13,7 +13,8 @@ from functools import cached_property, partial
 import numpy as np
 
 from ..field import is_prime, ntt_primes
-from ..backend.rns import RnsOps, rns_ops
+from ..backend import get
+from ..device import resolve_device
 from ..ntt import intt as ring_intt
 from ..ntt import ntt as ring_ntt
 from .objects import (Ciphertext, GaloisKeys, Keys, Plaintext, PublicKey, RelinKey, SecretKey,
@@ -39,24 +40,6 @@ def _prime_below(bound: int, avoid) -> int:
     return p
 
 
-def _resolve_backend(backend: str) -> RnsOps:
-    if backend not in ("cpu", "gpu", "auto"):
-        raise ValueError(f"backend must be 'cpu', 'gpu' or 'auto', got {backend!r}")
-    if backend == "cpu":
-        return rns_ops("cpu")
-    from ..backend import gpu_available
-
-    if gpu_available():
-        try:
-            return rns_ops("gpu")
-        except ImportError as err:
-            if backend == "gpu":
-                raise ValueError(f"backend='gpu': the GPU RNS backend cannot be loaded ({err})") from err
-    elif backend == "gpu":
-        raise ValueError("backend='gpu' needs CuPy and a CUDA GPU; none is available (use 'cpu' or 'auto')")
-    return rns_ops("cpu")
-
-
 class Context:
     """BFV on one backend: key generation, SIMD encoding, encryption, homomorphic arithmetic.
 
@@ -72,7 +55,7 @@ class Context:
         if not isinstance(params, Params):
             raise TypeError(f"params must be a bfv.Params, got {type(params).__name__}")
         self.params = params
-        self.ops = _resolve_backend(backend)
+        self.ops = get(resolve_device(backend, "backend")).rns
         n, t = params.n, params.t
         self.n, self.t = n, t
         self.q = params.q

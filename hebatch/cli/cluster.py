@@ -70,6 +70,7 @@ def info(as_json):
     shown["devices"] = "; ".join(f"{g['index']}: {g['name']} ({g['memory_GiB']} GiB, sm {g['compute_capability']})"
                                  for g in summary["devices"]) or "none (CPU only: NumPy backend)"
     cache = summary["table_cache"]
-    shown["table_cache"] = ("not reported by this backend" if cache is None
-                            else ", ".join(f"{k} {v}" for k, v in cache.items()))
+    shown["table_cache"] = "; ".join(
+        f"GPU {device}: {c['entries']} tables, {c['bytes'] / 2**20:.1f} of {c['budget_bytes'] / 2**20:.0f} MiB"
+        for device, c in cache.items()) or "none (no GPU)"
     report(shown, False, "hebatch info")

@@ -13,7 +13,8 @@ import dask
 import dask.array as da
 import numpy as np
 
-from ..backend import backend_for
+from ..device import device_of
+from ..backend import get
 from .worker import device_memory_bytes, on_worker
 from .worker import to_host as host_array
 
@@ -98,7 +99,7 @@ def from_numpy(x, chunks=None) -> da.Array:
     """
     if isinstance(x, da.Array):
         raise TypeError("x is already a Dask array: rechunk it along axis 0 instead")
-    backend_for(x, "x")
+    device_of(x, "x")
     if x.ndim < 1:
         raise ValueError("x must have a batch axis: got a 0-d array")
     lengths = batch_chunks(x.shape, x.dtype, chunks)
@@ -116,7 +117,7 @@ def from_numpy(x, chunks=None) -> da.Array:
 def chunk_backend(x, name: str = "x"):
     """The backend of x's chunks (x: Dask, NumPy or CuPy array); TypeError for anything else."""
     try:
-        return backend_for(x._meta if isinstance(x, da.Array) else x, name)
+        return get(device_of(x._meta if isinstance(x, da.Array) else x, name)).ntt
     except TypeError:
         raise TypeError(f"{name} must be a Dask, NumPy or CuPy array, got "
                         f"{type(x).__module__}.{type(x).__name__}") from None

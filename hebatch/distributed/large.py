@@ -18,7 +18,8 @@ from functools import partial
 import dask.array as da
 import numpy as np
 
-from ..backend import backend_for
+from ..device import device_of
+from ..backend import get
 from ..ntt.blocks import column_block, four_step_spec, row_block
 from ..field import PrimeField
 from ..ntt.validate import _check_flag, check_field_args, check_transform_args
@@ -45,7 +46,7 @@ def _columns_task(block, spec, col0, device, where):
 
 
 def _transposed_columns(block, start, stop):
-    return backend_for(block).xp.ascontiguousarray(block[:, start:stop].swapaxes(0, 1))
+    return get(block).ntt.xp.ascontiguousarray(block[:, start:stop].swapaxes(0, 1))
 
 
 def _split_task(block, start, stop, device, where):
@@ -54,7 +55,7 @@ def _split_task(block, start, stop, device, where):
 
 
 def _concat_columns(*pieces):
-    return backend_for(pieces[0]).xp.concatenate(pieces, axis=1)
+    return get(pieces[0]).ntt.xp.concatenate(pieces, axis=1)
 
 
 def _concat_task(*pieces, device, where):
@@ -63,7 +64,7 @@ def _concat_task(*pieces, device, where):
 
 def _rows(block, spec, transposed):
     d = row_block(block, spec)
-    return backend_for(d).xp.ascontiguousarray(d.swapaxes(0, 1)) if transposed else d
+    return get(d).ntt.xp.ascontiguousarray(d.swapaxes(0, 1)) if transposed else d
 
 
 def _rows_task(block, spec, transposed, dtype, host, device, where):
@@ -93,7 +94,7 @@ class LargeNTT:
         self.transpose_method = transpose
         self.is_dask = isinstance(x, da.Array)
         if not self.is_dask:
-            backend_for(x, "x")
+            device_of(x, "x")
         field = modulus if isinstance(modulus, PrimeField) and modulus.limbs > 1 else None
         self.tail = () if field is None else (field.limbs,)
         if x.ndim != 1 + len(self.tail):
@@ -163,7 +164,7 @@ class LargeNTT:
                                                              method="tasks")
             return self._futures(self.client.persist(a))
         matrix = self.x.reshape((n1, n2) + self.tail)
-        xp = backend_for(self.x).xp
+        xp = get(self.x).ntt.xp
         return [self.client.scatter(xp.ascontiguousarray(matrix[:, a:b]), workers=[w], hash=False)
                 for (a, b), w in zip(self.col_bounds, self.workers)]
 

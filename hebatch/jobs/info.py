@@ -42,17 +42,11 @@ def _directory_size(path: pathlib.Path) -> tuple[int, int]:
 
 
 def _kernel_sources() -> str | None:
-    """Where the CUDA sources are: the backend's kernel_dir() (wherever the backend keeps it)."""
-    from .. import backend
+    """Where the CUDA sources are (hebatch/kernels in a wheel, kernels/ in a checkout)."""
+    from ..backend import kernel_dir
 
-    finder = getattr(backend, "kernel_dir", None)
-    if finder is None:
-        try:
-            finder = importlib.import_module("hebatch.backend.cuda").kernel_dir
-        except (ImportError, AttributeError):
-            return None
     try:
-        return str(finder())
+        return str(kernel_dir())
     except FileNotFoundError:
         return None
 
@@ -65,12 +59,11 @@ def kernel_cache() -> dict:
             "kernel_cache_MB": round(size / 1e6, 3), "prebuilt_cubin": os.environ.get("HEBATCH_KERNEL_CUBIN")}
 
 
-def table_cache() -> dict | None:
-    """The backend's device-table cache (entries, bytes, budget), where the backend reports it."""
-    from .. import backend
+def table_cache() -> dict:
+    """The backend's device-table cache per device: entries, bytes, budget."""
+    from ..backend import cache_stats
 
-    stats = getattr(backend, "cache_stats", None)
-    return dict(stats()) if callable(stats) else None
+    return dict(cache_stats())
 
 
 def devices() -> list[dict]:

@@ -6,57 +6,11 @@ import math
 
 import numpy as np
 
-from ..backend import Backend, backend_for
-from .plan import NTTPlan, make_plan
-from .validate import TransformArgs, _check_flag, check_entries, check_transform_args
-
-
-def plan_for(args: TransformArgs, backend: Backend, batch: int = 1, dtype=np.uint64) -> NTTPlan:
-    """The cached plan for validated arguments, resolving algorithm="auto" for this backend and the
-    dtype it computes in."""
-    algorithm = args.algorithm
-    if algorithm == "auto":
-        algorithm = backend.choose_algorithm(args.n, batch * args.limbs, args.moduli, np.dtype(dtype))
-    split = backend.fourstep_split(args.n) if algorithm == "4step" else None
-    return make_plan(args.n, args.moduli, args.roots, args.negacyclic, algorithm, split)
-
-
-def _lead_shape(shape, args: TransformArgs) -> tuple[int, ...]:
-    return tuple(shape[:-2] if args.rns else shape[:-1])
-
-
-def _as_batch(x, args: TransformArgs, backend: Backend):
-    """x viewed (or copied) as (batch, limbs, n) in the dtype the backend computes in."""
-    batch = math.prod(_lead_shape(x.shape, args))
-    x3 = x.reshape(batch, args.limbs, args.n)
-    dtype = backend.work_dtype(x.dtype, args.moduli)
-    return x3 if x3.dtype == dtype else x3.astype(dtype)
-
-
-def _validated(x, modulus, negacyclic, algorithm, root, check, name="x"):
-    backend = backend_for(x, name)
-    args = check_transform_args(x.shape, x.dtype, modulus, negacyclic=negacyclic,
-                                algorithm=algorithm, root=root, name=name)
-    if _check_flag(check, "check"):
-        check_entries(x, args, backend.xp, name)
-    return backend, args
-
-
-class _on_stream:
-    """Run on `stream` (a cupy.cuda.Stream) for CuPy arrays; None keeps the current stream."""
-
-    def __init__(self, stream, backend: Backend):
-        if stream is not None and backend.name != "gpu":
-            raise TypeError("stream= applies to CuPy arrays only")
-        self.stream = stream
-
-    def __enter__(self):
-        if self.stream is not None:
-            self.stream.__enter__()
-
-    def __exit__(self, *exc):
-        if self.stream is not None:
-            self.stream.__exit__(*exc)
+from ..backend import get
+from ..device import device_of
+from .fields import field_ntt, multi_limb, ordered_int_ntt
+from .validate import _check_flag, check_entries, check_transform_args
+from .word import _as_batch, _lead_shape, _on_stream, _validated, plan_for
 
 
 def ntt(x, modulus, *, negacyclic=False, inverse=False, algorithm="auto", root=None, inplace=False,
@@ -82,37 +36,14 @@ def ntt(x, modulus, *, negacyclic=False, inverse=False, algorithm="auto", root=N
     negacyclic transforms where the two-adicity allows. One-word fields (Goldilocks, BabyBear)
     take (..., n) as for an int modulus, with the field's generator.
     """
-    from . import fields
-
-    if fields.multi_limb(modulus):
+    if multi_limb(modulus):
         if stream is not None:
             raise TypeError("stream= applies to integer moduli only; run a field transform under `with stream:`")
-        return fields.field_ntt(x, modulus, negacyclic=negacyclic, inverse=inverse, algorithm=algorithm, root=root,
-                                inplace=inplace, check=check, input_order=input_order, output_order=output_order)
-    return fields.ordered_int_ntt(x, modulus, negacyclic=negacyclic, inverse=inverse, algorithm=algorithm, root=root,
-                                  inplace=inplace, check=check, stream=stream, input_order=input_order,
-                                  output_order=output_order)
-
-
-def ntt_natural(x, modulus, *, negacyclic=False, inverse=False, algorithm="auto", root=None, inplace=False,
-                check=True, stream=None):
-    """`ntt` over int moduli in natural order (the integer transforms of the backends)."""
-    inverse = _check_flag(inverse, "inverse")
-    inplace = _check_flag(inplace, "inplace")
-    backend, args = _validated(x, modulus, negacyclic, algorithm, root, check)
-    if inplace and not backend.writeable(x):
-        raise ValueError("inplace=True needs a writeable x")
-    with _on_stream(stream, backend):
-        x3 = _as_batch(x, args, backend)
-        plan = plan_for(args, backend, x3.shape[0], x3.dtype)
-        out = x3 if inplace and x3.flags.c_contiguous and backend.shares_memory(x3, x) else None
-        run = backend.inverse if inverse else backend.forward
-        y3 = run(x3, plan, out=out)
-    if inplace:
-        if out is None:
-            x[...] = y3.reshape(x.shape)
-        return x
-    return y3.reshape(x.shape).astype(x.dtype, copy=False)
+        return field_ntt(x, modulus, negacyclic=negacyclic, inverse=inverse, algorithm=algorithm, root=root,
+                         inplace=inplace, check=check, input_order=input_order, output_order=output_order)
+    return ordered_int_ntt(x, modulus, negacyclic=negacyclic, inverse=inverse, algorithm=algorithm, root=root,
+                           inplace=inplace, check=check, stream=stream, input_order=input_order,
+                           output_order=output_order)
 
 
 def intt(y, modulus, *, negacyclic=False, algorithm="auto", root=None, inplace=False, check=True,
@@ -131,7 +62,7 @@ def polymul(a, b, modulus, *, negacyclic=True, algorithm="auto", check=True, str
     """
     negacyclic = _check_flag(negacyclic, "negacyclic")
     backend, args = _validated(a, modulus, negacyclic, algorithm, None, check, "a")
-    backend_b = backend_for(b, "b")
+    backend_b = get(device_of(b, "b")).ntt
     if backend_b is not backend:
         raise TypeError(f"a and b must both be {backend.name} arrays, got {type(a).__name__} and {type(b).__name__}")
     backend.check_same_device(a, b)

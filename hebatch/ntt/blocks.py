@@ -25,7 +25,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..backend import backend_for, field_ntt_for
+from ..device import device_of
+from ..backend import get
 from ..field import PrimeField, modulus_info
 from .api import ntt
 from .plan import default_split
@@ -113,7 +114,7 @@ def column_block(block, spec: FourStepSpec, col0: int):
     """Step 1 on the columns col0 .. col0 + R of A: `block` is A[:, col0:col0+R] (shape (n1, R), any
     strides, entries < modulus). Returns rows col0 .. col0 + R of Y[j2][k1], shape (R, n1), uint64.
     Over a multi-limb field, shapes (n1, R, limbs) -> (R, n1, limbs)."""
-    backend = backend_for(block, "x")
+    backend = get(device_of(block, "x")).ntt
     if block.ndim != 2 + len(spec.tail) or block.shape[0] != spec.n1 or tuple(block.shape[2:]) != spec.tail:
         raise ValueError(f"a column block must have shape {(spec.n1, 'columns') + spec.tail}, got {block.shape}")
     if spec.field is not None:
@@ -132,7 +133,7 @@ def column_block(block, spec: FourStepSpec, col0: int):
 def row_block(block, spec: FourStepSpec):
     """Step 3 on rows of Z[k1][j2] (shape (R, n2), uint64; (R, n2, limbs) over a multi-limb field):
     returns those rows of D[k1][k2]."""
-    backend = backend_for(block, "x")
+    backend = get(device_of(block, "x")).ntt
     if block.ndim != 2 + len(spec.tail) or block.shape[1] != spec.n2 or tuple(block.shape[2:]) != spec.tail:
         raise ValueError(f"a row block must have shape {('rows', spec.n2) + spec.tail}, got {block.shape}")
     # rows come out of the column transforms: already reduced, so no entry scan (a read and a GPU wait)
@@ -149,7 +150,7 @@ def twiddle_grid(x, modulus, root, row0, col0, row_step=1, col_step=1, *, out=No
     0 < root < modulus; row0, col0, row_step, col_step: ints >= 0. out: None, or a uint64 array of
     x's shape and backend (x itself for in place). Returns the result on x's device.
     """
-    backend = backend_for(x, "x")
+    backend = get(device_of(x, "x")).ntt
     if x.ndim != 2:
         raise ValueError(f"x must be a 2-D block (rows, columns), got shape {x.shape}")
     if x.dtype != U64:
@@ -164,7 +165,7 @@ def twiddle_grid(x, modulus, root, row0, col0, row_step=1, col_step=1, *, out=No
         if value < 0:
             raise ValueError(f"{name} must be >= 0, got {value}")
     if out is not None:
-        if backend_for(out, "out") is not backend or out.shape != x.shape or out.dtype != U64:
+        if get(device_of(out, "out")).ntt is not backend or out.shape != x.shape or out.dtype != U64:
             raise ValueError(f"out must be a uint64 {backend.name} array of shape {x.shape}")
         if not backend.writeable(out):
             raise ValueError("out must be writeable")
@@ -174,7 +175,7 @@ def twiddle_grid(x, modulus, root, row0, col0, row_step=1, col_step=1, *, out=No
 def field_twiddle_grid(x, field: PrimeField, root: int, row0: int, col0: int, row_step: int = 1, col_step: int = 1):
     """`twiddle_grid` over a multi-limb field: x (rows, columns, limbs) uint64, standard form, by the
     field engine of x's backend."""
-    return field_ntt_for(x, "x").twiddle_grid(x, field, root, row0, col0, row_step, col_step)
+    return get(device_of(x, "x")).ntt256.twiddle_grid(x, field, root, row0, col0, row_step, col_step)
 
 
 __all__ = ["FourStepSpec", "field_twiddle_grid", "four_step_spec", "column_block", "row_block", "twiddle_grid"]

@@ -3,8 +3,8 @@ low-degree extensions, as zk provers use them.
 
 Multi-limb fields (BN254, BLS12-381, BLS12-377 scalar fields) take arrays (..., n, limbs) of uint64
 limbs in standard form and run on the field engine of the array's backend
-(`backend.field_ntt_for`). One-word fields (Goldilocks, BabyBear) and plain int moduli take arrays
-(..., n) and run on the integer transforms of `hebatch.ntt.api`.
+(`backend.get(x).ntt256`). One-word fields (Goldilocks, BabyBear) and plain int moduli take arrays
+(..., n) and run on the integer transforms of `hebatch.ntt.word`.
 """
 
 from __future__ import annotations
@@ -13,9 +13,11 @@ import math
 
 import numpy as np
 
-from ..backend import backend_for, field_ntt_for
+from ..arith import bitrev_indices
+from ..device import device_of
+from ..backend import get
 from ..field import MAX_LOG_N, PrimeField, is_power_of_two, primitive_root
-from . import api
+from .word import ntt_natural
 from .validate import (
     FieldArgs,
     _as_int,
@@ -30,11 +32,9 @@ from .validate import (
 
 def _bitrev(x, axis_from_end: int):
     """x with its transform axis (-1 or -2) permuted by bit reversal."""
-    from ..backend.cpu_zk import bitrev_indices
-
     n = x.shape[-axis_from_end]
     perm = bitrev_indices(n.bit_length() - 1)
-    xp = backend_for(x).xp
+    xp = get(x).ntt.xp
     index = xp.asarray(perm)
     return x[..., index, :] if axis_from_end == 2 else x[..., index]
 
@@ -53,7 +53,7 @@ def field_ntt(x, field: PrimeField, *, negacyclic=False, inverse=False, algorith
     inplace = _check_flag(inplace, "inplace")
     check_order(input_order, "input_order")
     check_order(output_order, "output_order")
-    engine = field_ntt_for(x, "x")
+    engine = get(device_of(x, "x")).ntt256
     args = check_field_args(x.shape, x.dtype, field, negacyclic=negacyclic, algorithm=algorithm, root=root)
     if _check_flag(check, "check"):
         check_field_entries(x, field, engine.xp, "x")
@@ -92,19 +92,19 @@ def ordered_int_ntt(x, modulus, *, negacyclic, inverse, algorithm, root, inplace
     check_order(input_order, "input_order")
     check_order(output_order, "output_order")
     if isinstance(modulus, PrimeField):
-        backend_for(x, "x")
+        device_of(x, "x")
         args = check_transform_args(x.shape, x.dtype, modulus.p, negacyclic=negacyclic, algorithm=algorithm)
         if root is None:
             root = modulus.root_of_unity(2 * args.n if _check_flag(negacyclic, "negacyclic") else args.n)
         modulus = modulus.p
     if input_order == output_order == "natural":
-        return api.ntt_natural(x, modulus, negacyclic=negacyclic, inverse=inverse, algorithm=algorithm, root=root,
+        return ntt_natural(x, modulus, negacyclic=negacyclic, inverse=inverse, algorithm=algorithm, root=root,
                                inplace=inplace, check=check, stream=stream)
     _check_flag(inplace, "inplace")
-    backend_for(x, "x")
+    device_of(x, "x")
     check_transform_args(x.shape, x.dtype, modulus, negacyclic=negacyclic, algorithm=algorithm, root=root)
     src = _bitrev(x, 1) if input_order == "bitrev" else x
-    y = api.ntt_natural(src, modulus, negacyclic=negacyclic, inverse=inverse, algorithm=algorithm, root=root,
+    y = ntt_natural(src, modulus, negacyclic=negacyclic, inverse=inverse, algorithm=algorithm, root=root,
                         inplace=False, check=check, stream=stream)
     if output_order == "bitrev":
         y = _bitrev(y, 1)
@@ -139,7 +139,7 @@ def _check_shift(shift, p, default, name="shift") -> int:
 
 def _scale_int(x, q: int, base: int):
     """x[..., j] * base^j mod q for an int modulus (one word per element), on x's backend."""
-    backend = backend_for(x)
+    backend = get(x).ntt
     n = x.shape[-1]
     rows = math.prod(x.shape[:-1])
     x2 = x.reshape(rows, n).astype(np.uint64, copy=False)
@@ -154,11 +154,11 @@ def coset_ntt(x, field, shift=None, inverse=False, *, check=True):
     (..., n, limbs), or (..., n) for one-word fields) or a prime int modulus (x (..., n), default
     shift hb.primitive_root(q)). Natural order in and out."""
     inverse = _check_flag(inverse, "inverse")
-    backend_for(x, "x")
+    device_of(x, "x")
     p, pf, default = _field_parts(x, field)
     shift = _check_shift(shift, p, default)
     if multi_limb(pf):
-        engine = field_ntt_for(x, "x")
+        engine = get(device_of(x, "x")).ntt256
         args = check_field_args(x.shape, x.dtype, pf)
         if _check_flag(check, "check"):
             check_field_entries(x, pf, engine.xp, "x")
@@ -171,11 +171,11 @@ def coset_ntt(x, field, shift=None, inverse=False, *, check=True):
     args = check_transform_args(x.shape, x.dtype, p)  # names any rule x or p breaks
     root = None if pf is None else pf.root_of_unity(args.n)
     if _check_flag(check, "check"):
-        check_entries(x, args, backend_for(x).xp, "x")
+        check_entries(x, args, get(x).ntt.xp, "x")
     if inverse:
-        y = api.ntt_natural(x, p, inverse=True, root=root, check=False)
+        y = ntt_natural(x, p, inverse=True, root=root, check=False)
         return _scale_int(y, p, pow(shift, -1, p))
-    return api.ntt_natural(_scale_int(x, p, shift), p, root=root, check=False)
+    return ntt_natural(_scale_int(x, p, shift), p, root=root, check=False)
 
 
 def lde(x, field, blowup, shift=None, *, check=True):
@@ -186,7 +186,7 @@ def lde(x, field, blowup, shift=None, *, check=True):
     blowup = _as_int(blowup, "blowup")
     if not is_power_of_two(blowup):
         raise ValueError(f"blowup must be a power of two >= 1, got {blowup}")
-    xp = backend_for(x, "x").xp
+    xp = get(device_of(x, "x")).ntt.xp
     p, pf, default = _field_parts(x, field)
     shift = _check_shift(shift, p, default)
     if multi_limb(pf):
@@ -204,7 +204,7 @@ def lde(x, field, blowup, shift=None, *, check=True):
     n = args.n
     big = n * blowup
     check_transform_args(x.shape[:-1] + (big,), x.dtype, p, name="the extension (blowup * n)")
-    coeffs = api.ntt_natural(x, p, inverse=True, root=root, check=check)
+    coeffs = ntt_natural(x, p, inverse=True, root=root, check=check)
     padded = xp.zeros(x.shape[:-1] + (big,), dtype=x.dtype)
     padded[..., :n] = coeffs
     return coset_ntt(padded, field, shift, check=False)

@@ -13,7 +13,11 @@ from functools import cached_property, lru_cache
 import numpy as np
 
 from ..field import KIND_GOLDILOCKS, Modulus, modulus_info
-from . import recipes, tables
+import hebatch.arith as arith
+from ..backend import arith_name
+import hebatch.ntt.launch as launch
+import hebatch.ntt.recipes as recipes
+import hebatch.ntt.tables as tables
 
 ALGORITHMS = ("auto", "radix2", "4step")
 
@@ -91,13 +95,19 @@ class NTTPlan:
             last = index == len(digits) - 1
             tw = 0
             if fourstep and not last:
-                tw = 2 if self.log_n + self.negacyclic > tables.SINGLE_LEVEL_MAX_LOG else 1
+                tw = 2 if self.log_n + self.negacyclic > arith.SINGLE_LEVEL_MAX_LOG else 1
             post = 0
             if inverse and last:
                 span = d if fourstep else self.log_n
-                post = 2 if self.negacyclic and span > tables.SINGLE_LEVEL_MAX_LOG else 1
+                post = 2 if self.negacyclic and span > arith.SINGLE_LEVEL_MAX_LOG else 1
             modes.append((tw, post))
         return modes
+
+    def gpu_launches(self, idx: tuple[int, ...], pass_tables: list[dict], rows: int, word_bits: int,
+                     fuse: bool = False) -> list[launch.Launch]:
+        """The finished GPU launch plan of one transform of `rows` rows of limbs `idx` (see launch.py)."""
+        arith = arith_name([self.moduli[i] for i in idx], word_bits)
+        return launch.transform_launches(self, pass_tables, rows, word_bits, arith, fuse=fuse)
 
     def gpu_pass_tables(self, idx: tuple[int, ...], inverse: bool, word_bits: int) -> list[dict]:
         """Per pass: the scalar parameters and the tables of limbs `idx`, stacked (limbs, size, 2)."""

@@ -81,7 +81,7 @@ def gpu_passes(algorithm: str, log_n: int, word_bytes: int, digits: tuple[int, .
     return tuple(passes)
 
 
-# algorithm="auto": the GPU backend's choice per (log n, word size). Both algorithms are exact; the
+# algorithm="auto": the choice per device (the CPU backend always takes radix-2) and, on a GPU, per (log n, word size). Both algorithms are exact; the
 # choice is speed only. Measured on an NVIDIA H100 80GB HBM3 on 2026-11-22 (benchmarks/results/
 # ntt-H100-80GB-HBM3-2026-11-22.json): for 64-bit words, multi-pass merge transforms (2^15..2^24)
 # beat 4-step by 3-18% (no twiddle multiplication between passes); for 32-bit words 4-step is as
@@ -90,5 +90,8 @@ def gpu_passes(algorithm: str, log_n: int, word_bytes: int, digits: tuple[int, .
 MERGE_LOG_N_RANGE = {8: range(15, 25), 4: range(0)}
 
 
-def choose_gpu_algorithm(log_n: int, rows: int, word_bytes: int) -> str:
+def choose_algorithm(device: str, log_n: int, rows: int, word_bytes: int) -> str:
+    """The algorithm for algorithm="auto": `rows` transforms of 2^log_n words on `device` ("cpu", "gpu")."""
+    if device != "gpu":
+        return "radix2"
     return "radix2" if log_n in MERGE_LOG_N_RANGE[word_bytes] else "4step"

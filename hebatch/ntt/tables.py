@@ -15,22 +15,10 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..backend.numpy_arith import ModOps, bitrev_indices
+from ..arith import bitrev_indices, modops, power_lookup, powers, with_companions
 from ..field import KIND_GOLDILOCKS, modulus_info
 
 U64 = np.uint64
-
-
-def _ops(q: int) -> ModOps:
-    return ModOps((modulus_info(q),), depth=1)
-
-
-@lru_cache(maxsize=128)
-def powers(q: int, root: int, count: int) -> np.ndarray:
-    """root ** e mod q for e = 0 .. count-1 (1-D, read-only)."""
-    table = _ops(q).powers([root], count)[0]
-    table.setflags(write=False)
-    return table
 
 
 def stage_exponents(log_n: int, negacyclic: bool) -> np.ndarray:
@@ -70,53 +58,13 @@ def radix2_twiddles(q: int, root: int, n: int, negacyclic: bool) -> Radix2Twiddl
         tables = (fwd, None, inv, None)
         n_inv_shoup = None
     else:
-        ops = _ops(q)
+        ops = modops(q)
         tables = (fwd, ops.shoup(fwd[None])[0], inv, ops.shoup(inv[None])[0])
         n_inv_shoup = info.shoup(n_inv)
     for t in tables:
         if t is not None:
             t.setflags(write=False)
     return Radix2Twiddles(*tables, n_inv, n_inv_shoup, bitrev_indices(log_n))
-
-
-def shoup_or_none(q: int, table: np.ndarray) -> np.ndarray | None:
-    """Shoup companions of a 1-D table of residues, or None where the modulus has no Shoup form."""
-    if modulus_info(q).kind == KIND_GOLDILOCKS:
-        return None
-    return _ops(q).shoup(table[None])[0]
-
-
-# ---------------------------------------------------------------------------------------------
-# GPU tables: twiddles paired with their Shoup companions, one (size, 2) array per limb.
-# ---------------------------------------------------------------------------------------------
-
-SINGLE_LEVEL_MAX_LOG = 16  # zeta^E tables up to 2^16 entries; above, zeta^E = high[E >> b] * low[E & mask]
-
-
-def with_companions(q: int, table: np.ndarray, word_bits: int) -> np.ndarray:
-    """(size, 2) array of (w, floor(w * 2^word_bits / q)); Goldilocks has no companion (0)."""
-    out = np.zeros((len(table), 2), dtype=np.uint64)
-    out[:, 0] = table
-    if word_bits == 32:
-        out[:, 1] = (table.astype(np.uint64) << np.uint64(32)) // np.uint64(q)
-    else:
-        comp = shoup_or_none(q, table)
-        if comp is not None:
-            out[:, 1] = comp
-    return out.astype(np.uint32) if word_bits == 32 else out
-
-
-def power_lookup(q: int, zeta: int, log_count: int, scale: int = 1):
-    """Tables for zeta^E * scale, E < 2^log_count: (high, low, bits) with zeta^E * scale =
-    high[E >> bits] * low[E & (2^bits - 1)], or low[E] alone (high = [1]) when small enough."""
-    bits = log_count if log_count <= SINGLE_LEVEL_MAX_LOG else (log_count + 1) // 2
-    low = powers(q, zeta, 1 << bits)
-    high = powers(q, pow(zeta, 1 << bits, q), 1 << (log_count - bits))
-    if scale != 1:
-        target = low if len(high) == 1 else high
-        scaled = _ops(q).mul(target[None].copy(), np.array([[scale]], dtype=U64))[0]
-        low, high = (scaled, high) if len(high) == 1 else (low, scaled)
-    return high, low, bits
 
 
 @dataclass(frozen=True)

@@ -8,9 +8,9 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..field import modulus_info
-from .numpy_arith import ModOps
-from .rns import RnsOps, automorphism_tables
+from ...field import modulus_info
+from ...arith import ModOps, automorphism_tables
+from ..interface import RnsOps
 
 U64 = np.uint64
 _BLOCK_WORDS = 1 << 15  # words per limb row and block in blocked loops (L2-sized working set)

@@ -1,5 +1,5 @@
 """Ahead-of-time compilation of the GPU kernels with nvcc, for clusters that should not compile on
-every worker: `python -m hebatch.backend.prebuild OUT.cubin [--arch sm_90] [--max-log-n 28]` writes
+every worker: `python -m hebatch.ntt.prebuild OUT.cubin [--arch sm_90] [--max-log-n 28]` writes
 a cubin and OUT.cubin.json (name expression -> symbol). Point HEBATCH_KERNEL_CUBIN at the cubin and
 the backend loads kernels from it; anything missing from it is compiled at run time by NVRTC.
 """
@@ -7,7 +7,6 @@ the backend loads kernels from it; anything missing from it is compiled at run t
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import pathlib
 import re
@@ -15,8 +14,9 @@ import subprocess
 import tempfile
 
 from ..field import BABYBEAR, GOLDILOCKS, default_root, ntt_primes
-from .cuda import kernel_dir
-from .gpu import arith_name, transform_launches
+from ..backend import arith_name, kernel_dir, source_digest
+from .launch import transform_launches
+from .plan import make_plan
 
 _PASS_SIGNATURE = (
     "const {T}*, const {T}*, {T}*, long long, long long, int, long long, long long, long long, long long, int, "
@@ -31,8 +31,6 @@ ARITHS = ("Mod64", "Goldilocks", "Mod32")
 
 def kernel_names(max_log_n: int = 28, batch_rows: tuple[int, ...] = (1, 4096)) -> list[str]:
     """Every kernel name expression the recipes launch, for 60-bit, Goldilocks and 32-bit moduli."""
-    from ..ntt.plan import make_plan
-
     names = {f"pointwise_mul<{a}>" for a in ARITHS} | {f"twiddle_grid<{a}>" for a in ARITHS if a != "Mod32"}
     for q, word in ((ntt_primes(60, 2**20, 1)[0], 64), (GOLDILOCKS, 64), (BABYBEAR, 32)):
         for log_n in range(1, max_log_n + 1):
@@ -70,14 +68,6 @@ def name_of_symbol(symbol: str) -> str | None:
     for kind, value in re.findall(r"L([ib])(\d+)E", rest.split("EEv")[0] + "E"):
         args.append(("true" if value == "1" else "false") if kind == "b" else value)
     return f"{kernel}<{','.join(args)}>"
-
-
-def source_digest() -> str:
-    """Hash of the CUDA sources, so a cubin built from other sources is never used."""
-    digest = hashlib.sha256()
-    for path in sorted(kernel_dir().glob("*.cu*")):
-        digest.update(path.name.encode() + path.read_bytes())
-    return digest.hexdigest()
 
 
 def build(out: pathlib.Path, arch: str = "sm_90", max_log_n: int = 28, verbose: bool = False) -> dict:

@@ -6,13 +6,14 @@ place. Sources include each other with `#include "name.cuh"`, resolved through -
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import pathlib
 import threading
 from functools import lru_cache
 
-_PACKAGE = pathlib.Path(__file__).resolve().parent.parent
+_PACKAGE = pathlib.Path(__file__).resolve().parents[2]  # hebatch/
 COMPILE_OPTIONS = ("-std=c++17", "--device-int128")
 _LOCK = threading.Lock()
 _MODULES: dict = {}
@@ -27,8 +28,16 @@ def kernel_dir() -> pathlib.Path:
     raise FileNotFoundError(f"no CUDA kernel directory next to {_PACKAGE}")
 
 
+def source_digest() -> str:
+    """Hash of the CUDA sources, so a cubin built from other sources is never used."""
+    digest = hashlib.sha256()
+    for path in sorted(kernel_dir().glob("*.cu*")):
+        digest.update(path.name.encode() + path.read_bytes())
+    return digest.hexdigest()
+
+
 class _Prebuilt:
-    """Kernels from an nvcc-built cubin (see hebatch.backend.prebuild), looked up by name expression."""
+    """Kernels from an nvcc-built cubin (see hebatch.ntt.prebuild), looked up by name expression."""
 
     def __init__(self, module, index: dict):
         self.module, self.index = module, index
@@ -44,7 +53,6 @@ def _prebuilt(path: str, device: int):
 
     import cupy
 
-    from .prebuild import source_digest
 
     meta = json.loads(pathlib.Path(path + ".json").read_text())
     if meta.get("sources") != source_digest():

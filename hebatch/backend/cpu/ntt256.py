@@ -21,8 +21,9 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..field import PrimeField
-from .numpy_arith import bitrev_indices
+from ...field import PrimeField
+from ...arith import bitrev_indices
+from ..interface import FieldNTT
 
 U64 = np.uint64
 DIGIT_BITS = 28
@@ -265,7 +266,7 @@ def _check_order(value, name):
 twiddle_powers = lru_cache(maxsize=2)(montgomery_powers)
 
 
-class NumpyFieldNTT:
+class NumpyFieldNTT(FieldNTT):
     """Field NTTs on NumPy arrays x of shape (batch, n, limbs) uint64, standard form, entries < p.
 
     forward: X[k] = sum_j x[j] root^(jk) (root a primitive n-th root of unity), inverse: its exact

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..field import modulus_info
-from .base import Backend
-from .numpy_arith import ModOps
+from ...field import modulus_info
+from ..interface import WordNTT
+from ...arith import ModOps
 
 U64 = np.uint64
 
@@ -105,7 +105,7 @@ def _shoup(ops, table):
     return None if ops.goldilocks else ops.shoup(table)
 
 
-class NumpyBackend(Backend):
+class NumpyBackend(WordNTT):
     name = "cpu"
     xp = np
 

@@ -1,9 +1,17 @@
-"""The RNS primitives the BFV scheme is built on: one abstract interface, one implementation per backend.
+"""The backend interface: the three engines the transforms and schemes layers may ask of a device.
 
-Arrays are uint64 of shape (..., L, n): batch axes, RNS limbs, coefficients. `moduli` is a tuple of
-Python ints, odd primes < 2**62, one per limb of the result. Inputs are reduced unless a method says
-otherwise; an operand whose limb axis has size 1 is used for every limb. Results are new arrays.
-Both implementations give bit-identical results.
+WordNTT: transforms of 64-bit (or 32-bit) words. RnsOps: the RNS arithmetic of BFV. FieldNTT:
+transforms over 256-bit prime fields. `hebatch.backend.get` hands out one of each per device.
+
+WordNTT:
+
+Arrays reaching a backend are already validated and shaped (batch, limbs, n) with dtype uint64;
+`plan` is an `hebatch.ntt.plan.NTTPlan` (moduli, roots, algorithm, tables). A backend never
+modifies its inputs unless it is handed them as `out`.
+
+Order: `natural=False` lets a forward transform leave its output in the backend's internal order
+(bit-reversed for radix-2, transposed blocks for 4-step) and lets the inverse take that order back,
+so NTT -> pointwise -> INTT pipelines skip permutations. Only pointwise work may happen in between.
 """
 
 from __future__ import annotations
@@ -11,10 +19,103 @@ from __future__ import annotations
 import abc
 import math
 
+import numpy as np
+
+
+class WordNTT(abc.ABC):
+    name: str
+    xp = None  # the array module (numpy, cupy)
+
+    def work_dtype(self, dtype, moduli):
+        """The dtype the backend computes in for data of `dtype` (inputs are converted to it)."""
+        return np.dtype(np.uint64)
+
+    def writeable(self, x) -> bool:
+        return True
+
+    def shares_memory(self, a, b) -> bool:
+        return bool(self.xp.shares_memory(a, b))
+
+    def check_same_device(self, a, b) -> None:
+        """Raise ValueError if a and b live on different devices."""
+
+    def broadcast_to(self, x, shape):
+        return self.xp.broadcast_to(x, shape)
+
+    def twiddle_grid_mul(self, x, modulus: int, root: int, row0: int, col0: int,
+                         row_step: int = 1, col_step: int = 1, *, out=None):
+        """The twiddle step of a 4-step NTT on one block of its n1 x n2 matrix.
+
+        Returns y with, for every 0 <= i < R and 0 <= j < C,
+            y[i, j] = x[i, j] * root ** ((row0 + row_step * i) * (col0 + col_step * j))  mod modulus
+        (row_step = col_step = 1: the entry of the whole matrix at (row0 + i, col0 + j) times
+        root^(row * col); a step of 2 with an odd start gives the odd exponents of negacyclic twiddles).
+
+        x: 2-D (R, C) uint64 array of this backend, entries < modulus, any strides. modulus: an int,
+        a prime < 2**62 or GOLDILOCKS. root: an int with 0 < root < modulus (its order is not
+        assumed). row0, col0, row_step, col_step: Python ints >= 0; the exponents are exact integers
+        (they may pass 2**64; reducing them mod modulus - 1 is allowed). All arguments are already
+        validated by `hebatch.ntt.twiddle_grid`. Exact: bit for bit the same residues on every backend.
+        Powers come from per-row bases and exponent splitting (tables of about R * sqrt(C) entries),
+        never from a table of the whole transform size.
+        out: None for a new array, or an (R, C) uint64 array of this backend to write into (it may be
+        x itself). Returns the result; x is not modified unless it is `out`. On a GPU the work runs on
+        the current stream.
+        """
+        raise NotImplementedError(f"the {self.name} backend has no twiddle_grid_mul")
+
+    @abc.abstractmethod
+    def owns(self, x) -> bool:
+        """True if x is an array of this backend's type."""
+
+    @abc.abstractmethod
+    def forward(self, x, plan, *, natural: bool = True, out=None):
+        """NTT of every (batch, limb) row of x."""
+
+    @abc.abstractmethod
+    def inverse(self, y, plan, *, natural: bool = True, out=None):
+        """Exact inverse of `forward` (scaled by n^-1)."""
+
+    @abc.abstractmethod
+    def pointwise_mul(self, a, b, plan, *, out=None):
+        """a * b mod q per limb; a and b broadcast along the batch axis."""
+
+    def inverse_product(self, a, b, plan):
+        """inverse(a * b) of two spectra in the internal order (a backend may fuse the product)."""
+        return self.inverse(self.pointwise_mul(a, b, plan), plan, natural=False)
+
+
+class FieldNTT(abc.ABC):
+    """Transforms over multi-limb prime fields (256-bit scalar fields of zk provers).
+
+    Arrays are (batch, n, limbs) uint64 in standard form; arguments are already validated by the
+    transforms layer; orders are "natural" or "bitrev". Both implementations agree bit for bit."""
+
+    @abc.abstractmethod
+    def forward(self, x, field, root: int, input_order="natural", output_order="natural"):
+        """X[k] = sum_j x[j] root^(jk)."""
+
+    @abc.abstractmethod
+    def inverse(self, y, field, root: int, input_order="natural", output_order="natural"):
+        """The exact inverse of forward (root^-1, times n^-1)."""
+
+    @abc.abstractmethod
+    def scale_by_powers(self, x, field, base: int):
+        """x[:, j] * base^j (coset shifts)."""
+
+    @abc.abstractmethod
+    def twiddle_grid(self, x, field, root: int, row0: int, col0: int, row_step: int = 1, col_step: int = 1):
+        """The 4-step twiddles of one block, (rows, cols, limbs): x[i, j] * root^((row0 + row_step i)(col0 + col_step j))."""
+
 
 class RnsOps(abc.ABC):
     """Element-wise RNS arithmetic, base conversion, automorphisms and secure sampling (the ring NTTs
-    belong to the transforms layer: hebatch.ntt)."""
+    belong to the transforms layer: hebatch.ntt): the primitives the BFV scheme is built on.
+
+    Arrays are uint64 of shape (..., L, n): batch axes, RNS limbs, coefficients. `moduli` is a tuple of
+    Python ints, odd primes < 2**62, one per limb of the result. Inputs are reduced unless a method says
+    otherwise; an operand whose limb axis has size 1 is used for every limb. Results are new arrays.
+    Both implementations give bit-identical results."""
 
     xp = None  # numpy or cupy
 
@@ -145,47 +246,4 @@ class RnsOps(abc.ABC):
         return self.sub(conv[..., :-1, :], self.mul_scalar(alpha_q, [m_b % p for p in q], q), q)
 
 
-def automorphism_tables(n: int, galois_elt: int, ntt_form: bool):
-    """Gather indices (and, on coefficients, negation flags) of x -> x(X^g), as NumPy arrays.
-
-    Coefficients: out[(i g mod 2n) mod n] = +-x[i], negated when i g mod 2n >= n.
-    NTT values X[k] = x(psi^(2k+1)): out[k] = X[k'] with 2k'+1 = g (2k+1) mod 2n."""
-    import numpy as np
-
-    if galois_elt % 2 == 0 or not 0 < galois_elt < 2 * n:
-        raise ValueError(f"galois_elt must be odd and in (0, 2n) = (0, {2 * n}), got {galois_elt}")
-    i = np.arange(n, dtype=np.int64)
-    if ntt_form:
-        src = ((galois_elt * (2 * i + 1)) % (2 * n) - 1) // 2
-        return src, None
-    k = (i * galois_elt) % (2 * n)
-    dest = k % n
-    src = np.empty(n, dtype=np.int64)
-    negate = np.empty(n, dtype=bool)
-    src[dest] = i
-    negate[dest] = k >= n
-    return src, negate
-
-
-_INSTANCES: dict[str, RnsOps] = {}
-
-
-def rns_ops(xp_or_name) -> RnsOps:
-    """The (cached) RnsOps of "cpu" or "gpu", or of the array module numpy / cupy."""
-    name = xp_or_name if isinstance(xp_or_name, str) else getattr(xp_or_name, "__name__", "")
-    name = {"numpy": "cpu", "cupy": "gpu"}.get(name, name)
-    if name not in ("cpu", "gpu"):
-        raise ValueError(f"rns_ops needs 'cpu', 'gpu', numpy or cupy, got {xp_or_name!r}")
-    if name not in _INSTANCES:
-        if name == "cpu":
-            from .rns_cpu import NumpyRnsOps
-
-            _INSTANCES[name] = NumpyRnsOps()
-        else:
-            from .gpu_rns import CupyRnsOps  # imported lazily: CPU-only machines never import CuPy
-
-            _INSTANCES[name] = CupyRnsOps()
-    return _INSTANCES[name]
-
-
-__all__ = ["RnsOps", "rns_ops", "automorphism_tables"]
+__all__ = ["FieldNTT", "RnsOps", "WordNTT"]

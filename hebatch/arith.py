@@ -1,4 +1,5 @@
-"""Exact vectorised modular arithmetic on uint64 NumPy arrays.
+"""Exact host arithmetic on uint64 NumPy arrays: the one home of the modular helpers, bit
+reversal, power tables and Shoup companions that the transform plans and both backends use.
 
 No floats and no Python-object arrays: 64x64 -> 128-bit products are assembled from 32-bit
 halves, reductions follow the same algorithms as the CUDA kernels (Barrett after Shivdikar et al.
@@ -15,7 +16,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..field import KIND_GOLDILOCKS, Modulus
+from .field import KIND_GOLDILOCKS, Modulus, modulus_info
 
 U64 = np.uint64
 _MASK32 = U64(0xFFFFFFFF)
@@ -156,3 +157,85 @@ def bitrev_indices(log_n: int) -> np.ndarray:
         perm = np.concatenate([perm * 2, perm * 2 + 1])
     perm.setflags(write=False)
     return perm
+
+
+# ---------------------------------------------------------------------------------------------
+# Tables of one modulus: powers, Shoup companions, two-level power lookups.
+# ---------------------------------------------------------------------------------------------
+
+@lru_cache(maxsize=256)
+def modops(q: int) -> ModOps:
+    """The ModOps of one modulus q (limb axis of depth 1)."""
+    return ModOps((modulus_info(q),), depth=1)
+
+
+@lru_cache(maxsize=128)
+def powers(q: int, root: int, count: int) -> np.ndarray:
+    """root ** e mod q for e = 0 .. count-1 (1-D, read-only)."""
+    table = modops(q).powers([root], count)[0]
+    table.setflags(write=False)
+    return table
+
+
+def shoup_or_none(q: int, table: np.ndarray) -> np.ndarray | None:
+    """Shoup companions of a 1-D table of residues, or None where the modulus has no Shoup form."""
+    if modulus_info(q).kind == KIND_GOLDILOCKS:
+        return None
+    return modops(q).shoup(table[None])[0]
+
+
+# ---------------------------------------------------------------------------------------------
+# GPU tables: twiddles paired with their Shoup companions, one (size, 2) array per limb.
+# ---------------------------------------------------------------------------------------------
+
+SINGLE_LEVEL_MAX_LOG = 16  # zeta^E tables up to 2^16 entries; above, zeta^E = high[E >> b] * low[E & mask]
+
+
+def with_companions(q: int, table: np.ndarray, word_bits: int) -> np.ndarray:
+    """(size, 2) array of (w, floor(w * 2^word_bits / q)); Goldilocks has no companion (0)."""
+    out = np.zeros((len(table), 2), dtype=np.uint64)
+    out[:, 0] = table
+    if word_bits == 32:
+        out[:, 1] = (table.astype(np.uint64) << np.uint64(32)) // np.uint64(q)
+    else:
+        comp = shoup_or_none(q, table)
+        if comp is not None:
+            out[:, 1] = comp
+    return out.astype(np.uint32) if word_bits == 32 else out
+
+
+def power_lookup(q: int, zeta: int, log_count: int, scale: int = 1):
+    """Tables for zeta^E * scale, E < 2^log_count: (high, low, bits) with zeta^E * scale =
+    high[E >> bits] * low[E & (2^bits - 1)], or low[E] alone (high = [1]) when small enough."""
+    bits = log_count if log_count <= SINGLE_LEVEL_MAX_LOG else (log_count + 1) // 2
+    low = powers(q, zeta, 1 << bits)
+    high = powers(q, pow(zeta, 1 << bits, q), 1 << (log_count - bits))
+    if scale != 1:
+        target = low if len(high) == 1 else high
+        scaled = modops(q).mul(target[None].copy(), np.array([[scale]], dtype=U64))[0]
+        low, high = (scaled, high) if len(high) == 1 else (low, scaled)
+    return high, low, bits
+
+
+# ---------------------------------------------------------------------------------------------
+# Ring automorphisms x(X) -> x(X^g) of Z_q[X]/(X^n + 1) as gather tables.
+# ---------------------------------------------------------------------------------------------
+
+def automorphism_tables(n: int, galois_elt: int, ntt_form: bool):
+    """Gather indices (and, on coefficients, negation flags) of x -> x(X^g), as NumPy arrays.
+
+    Coefficients: out[(i g mod 2n) mod n] = +-x[i], negated when i g mod 2n >= n.
+    NTT values X[k] = x(psi^(2k+1)): out[k] = X[k'] with 2k'+1 = g (2k+1) mod 2n."""
+    if galois_elt % 2 == 0 or not 0 < galois_elt < 2 * n:
+        raise ValueError(f"galois_elt must be odd and in (0, 2n) = (0, {2 * n}), got {galois_elt}")
+    i = np.arange(n, dtype=np.int64)
+    if ntt_form:
+        src = ((galois_elt * (2 * i + 1)) % (2 * n) - 1) // 2
+        return src, None
+    k = (i * galois_elt) % (2 * n)
+    dest = k % n
+    src = np.empty(n, dtype=np.int64)
+    negate = np.empty(n, dtype=bool)
+    src[dest] = i
+    negate[dest] = k >= n
+    return src, negate

@@ -21,8 +21,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..field import BLS12_377_FR, BLS12_381_FR, BN254_FR, PrimeField
-from .cuda import load_module
+from ...field import BLS12_377_FR, BLS12_381_FR, BN254_FR, PrimeField
+from ..cache import TABLES, instance_tokens
+from ..kernels import elementwise_blocks
+from ..interface import FieldNTT
+from .loader import load_module
 
 FIELD_STRUCTS = {BN254_FR.p: "BN254Fr", BLS12_381_FR.p: "BLS12_381Fr", BLS12_377_FR.p: "BLS12_377Fr"}
 """The kernel struct (kernels/field256.cuh) of each supported field, by modulus."""
@@ -30,10 +33,10 @@ FIELD_STRUCTS = {BN254_FR.p: "BN254Fr", BLS12_381_FR.p: "BLS12_381Fr", BLS12_377
 LOG_BLOCK = 11  # elements per block: NTT256_LOG_BLOCK in kernels/ntt256.cu
 MAX_LOG_K_STRIDED = 9  # passes over strided columns keep >= 4 consecutive columns (128 bytes) per block
 DIRECT_TWIDDLE_MAX_LOG = 24  # passes whose 4-step twiddles span M <= 2^24 read them from one M-entry table
-DIRECT_TABLE_CACHE_BYTES = 2 << 30  # device memory the cached direct twiddle tables may hold together
 THREADS = 256  # NTT256_THREADS
 ORDERS = ("natural", "bitrev")
 LIMBS = 4
+_TOKENS = instance_tokens()
 
 
 # -- plans (free of CuPy, checked on the CPU) ------------------------------------------------------
@@ -167,10 +170,10 @@ def sub_table(field: PrimeField, root: int, log_n: int):
 
 # -- the engine ---------------------------------------------------------------------------------------
 
-class CupyFieldNTT:
+class CupyFieldNTT(FieldNTT):
     """Field NTTs on CuPy arrays x of shape (batch, n, 4) uint64, standard form, entries < p, for
     BN254_FR, BLS12_381_FR and BLS12_377_FR; the same interface and results as
-    `cpu_zk.NumpyFieldNTT` (forward: X[k] = sum_j x[j] root^(jk); inverse: its exact inverse)."""
+    `cpu.ntt256.NumpyFieldNTT` (forward: X[k] = sum_j x[j] root^(jk); inverse: its exact inverse)."""
 
     name = "gpu"
 
@@ -190,7 +193,8 @@ class CupyFieldNTT:
         self.defines = tuple(defines)
         self.direct_twiddle_max_log = direct_twiddle_max_log
         self._lock = threading.Lock()
-        self._tables: dict = {}
+        self._modules: dict = {}
+        self._token = next(_TOKENS)  # this instance's tables in the shared cache
 
     # -- checks ------------------------------------------------------------------------------------
     def _check(self, x, field, name="x"):
@@ -238,11 +242,11 @@ class CupyFieldNTT:
     def _module(self, field):
         key = (self.xp.cuda.Device().id, "module", field.p)
         with self._lock:
-            found = self._tables.get(key)
+            found = self._modules.get(key)
         if found is None:
             found = self._load(field)
             with self._lock:
-                self._tables[key] = found
+                self._modules[key] = found
         return found
 
     def _load(self, field):
@@ -256,22 +260,7 @@ class CupyFieldNTT:
         return kernels
 
     def _cached(self, key, build):
-        key = (self.xp.cuda.Device().id,) + key
-        with self._lock:
-            value = self._tables.get(key)
-        if value is None:
-            value = build()
-            with self._lock:
-                tables = [k for k in self._tables if k[1] != "module"]
-                if len(tables) > 32:  # drop the oldest table set
-                    self._tables.pop(tables[0])
-                # direct twiddle tables are large (up to 512 MiB): keep at most DIRECT_TABLE_CACHE_BYTES of them
-                direct = [k for k in self._tables if k[1] == "direct"]
-                held = sum(self._tables[k].nbytes for k in direct) + (value.nbytes if key[1] == "direct" else 0)
-                while direct and held > DIRECT_TABLE_CACHE_BYTES:
-                    held -= self._tables.pop(direct.pop(0)).nbytes
-                self._tables[key] = value
-        return value
+        return TABLES.get(self.xp.cuda.Device().id, ("ntt256", self._token) + key, build)
 
     def _ntt_tables(self, field, root, log_n):
         """Device tables of one (field, n, root): in-block twiddles, two-level 4-step twiddles, n^-1."""
@@ -326,7 +315,7 @@ class CupyFieldNTT:
     def _bitrev(self, src, out, field):
         batch, n, _ = src.shape
         total = batch * n
-        blocks = max(1, min(1 << 16, -(-total // THREADS)))
+        blocks = elementwise_blocks(total, THREADS, self.xp.cuda.Device().id)
         self._module(field)["bitrev"]((blocks,), (THREADS,),
                                       (src, out, np.int64(total), np.int32(n.bit_length() - 1)))
 
@@ -389,7 +378,7 @@ class CupyFieldNTT:
 
         low, high, bits = self._cached(("powers", field.p, log_n, base), build)
         total = batch * n
-        blocks = max(1, min(1 << 16, -(-total // THREADS)))
+        blocks = elementwise_blocks(total, THREADS, self.xp.cuda.Device().id)
         self._module(field)["scale"]((blocks,), (THREADS,), (x, out, np.int64(total), np.int32(log_n), low, high,
                                                               np.int32(bits)))
         return out
@@ -410,7 +399,7 @@ class CupyFieldNTT:
         log_order = next((k for k in range(field.two_adicity + 1) if pow(root, 1 << k, field.p) == 1), None)
         xp = self.xp
         if log_order is None:  # no power-of-two order: exact on the host
-            from .cpu_zk import NumpyFieldNTT
+            from ..cpu.ntt256 import NumpyFieldNTT
 
             host = NumpyFieldNTT().twiddle_grid(x.get(), field, root, row0, col0, row_step, col_step)
             with x.device:
@@ -428,7 +417,7 @@ class CupyFieldNTT:
 
             low, high, bits = self._cached(("powers", field.p, log_order, root), build)
             order = 1 << log_order
-            blocks = max(1, min(1 << 16, -(-rows * cols // THREADS)))
+            blocks = elementwise_blocks(rows * cols, THREADS, self.xp.cuda.Device().id)
             self._module(field)["grid"]((blocks,), (THREADS,), (
                 x, out, np.int64(rows), np.int64(cols), np.uint64(row0 % order), np.uint64(row_step % order),
                 np.uint64(col0 % order), np.uint64(col_step % order), np.uint64(order - 1), low, high, np.int32(bits)))
@@ -444,7 +433,7 @@ class CupyFieldNTT:
         count = a.shape[0]
         out = xp.empty((3, count, LIMBS), dtype=np.uint64)
         r2 = xp.asarray(np.array([field.R2_limbs], dtype=np.uint64))  # mont_mul(a b R^-1, R^2) = a b
-        blocks = max(1, min(1 << 16, -(-count // THREADS)))
+        blocks = elementwise_blocks(count, THREADS, self.xp.cuda.Device().id)
         self._module(field)["ops"]((blocks,), (THREADS,), (self._aligned(a), self._aligned(b), r2, out,
                                                             np.int64(count)))
         return out[0], out[1], out[2]

@@ -19,20 +19,26 @@ import threading
 
 import numpy as np
 
-from ..field import modulus_info
-from .gpu import MODCONST_DTYPE
-from .rns import RnsOps
+from ...device import device_properties
+from ...field import modulus_info
+from ..kernels import MODCONST_DTYPE
+from ..cache import TABLES, instance_tokens
+from ..interface import RnsOps
 
+# Launch geometry of the element-wise RNS kernels. Tuned on an NVIDIA H100 80GB HBM3 on 2026-11-23 with
+# benchmarks/bfv_bench.py: the small-launch rule before benchmarks/results/bfv-H100-80GB-HBM3-2026-11-23.json,
+# the four coefficients per thread before bfv-H100-80GB-HBM3-2026-11-23-graphs.json.
 BLOCK = 256
 SMALL_BLOCK = 64
-SMALL_LAUNCH = 132 * 4 * BLOCK  # threads: fewer than this get blocks of SMALL_BLOCK
+SMALL_LAUNCH_BLOCKS_PER_SM = 4  # launches of fewer than SMs * this * BLOCK threads get blocks of SMALL_BLOCK
 LARGE_LAUNCH = 1 << 23  # elements: from here each thread takes COLS_PER_THREAD coefficients of its row
 COLS_PER_THREAD = 4
+STAND_IN_SM_COUNT = 132  # SM count assumed for array modules without a device (host tests)
+_TOKENS = instance_tokens()
 MAX_GRID_Y = 65535
 MAX_SRC_LIMBS = 64  # RNS_MAX_SRC in kernels/rns.cu
 MAX_PARTS = 4  # RNS_MAX_PARTS
 MAX_MODULUS_BITS = 62
-_CACHE_LIMIT = 512  # scalar tables kept per instance before the cache is cleared
 
 
 def _check_moduli(moduli, name: str = "moduli") -> tuple[int, ...]:
@@ -80,8 +86,8 @@ class CupyRnsOps(RnsOps):
         self.xp = xp
         self._loader = loader
         self._lock = threading.Lock()
-        self._tables: dict = {}
-        self._plans: dict = {}
+        self._token = next(_TOKENS)  # this instance's tables in the shared cache
+        self._sms = None
         self._ndarray = xp.ndarray
         cuda = getattr(xp, "cuda", None)
         self._runtime = cuda.runtime if cuda is not None else None
@@ -101,7 +107,7 @@ class CupyRnsOps(RnsOps):
             if self._loader is not None:
                 module = self._loader()
             else:
-                from .cuda import load_module
+                from .loader import load_module
 
                 module = load_module("rns.cu")
             fn = self._functions[key] = module.get_function(name)
@@ -110,17 +116,18 @@ class CupyRnsOps(RnsOps):
     def _cached(self, key, build):
         """The device tables under key, built (and uploaded) on first use. The upload is waited for once,
         so a table first used on one stream is complete when another stream reads it."""
-        key = (self._device(),) + key
-        value = self._tables.get(key)
-        if value is None:
+        device, key = self._device(), ("rns", self._token) + key
+        value = TABLES.lookup(device, key)
+        if value is not None:
+            return value
+
+        def build_and_wait():
             value = build()
             if self._runtime is not None:
                 self.xp.cuda.get_current_stream().synchronize()
-            with self._lock:
-                if len(self._tables) > _CACHE_LIMIT:
-                    self._tables.clear()
-                self._tables[key] = value
-        return value
+            return value
+
+        return TABLES.get(device, key, build_and_wait)
 
     def _modulus_tables(self, moduli, name="moduli"):
         """(consts, ratios, r128) on the device for these moduli."""
@@ -131,14 +138,24 @@ class CupyRnsOps(RnsOps):
 
         return self._cached(("moduli", moduli), build)
 
+    def _sm_count(self) -> int:
+        """SMs of the device current at the first launch (a hint for block sizes only: any geometry
+        gives the same results, so one count per instance keeps device queries off the launch path)."""
+        if self._sms is None:
+            try:
+                self._sms = device_properties(self._device())["sm_count"]
+            except (ImportError, AttributeError):  # a stand-in array module (host tests)
+                self._sms = STAND_IN_SM_COUNT
+        return self._sms
+
     @staticmethod
-    def _geometry(rows, n):
+    def _geometry(rows, n, sm_count):
         """(grid, block) for `rows` rows of n coefficients: 256 threads per block, or 64 when that
         leaves fewer than about four blocks per SM of a large GPU (small batches of heavy kernels).
         Large launches give each thread several coefficients of its row (the kernels loop over the grid),
         so the per-row work of a thread (limb index, modulus constants) is shared by several elements
         while the GPU still holds many times more threads than it runs at once."""
-        block = BLOCK if rows * n >= SMALL_LAUNCH else SMALL_BLOCK
+        block = BLOCK if rows * n >= sm_count * SMALL_LAUNCH_BLOCKS_PER_SM * BLOCK else SMALL_BLOCK
         block = min(block, max(32, n))
         per = COLS_PER_THREAD if rows * n >= LARGE_LAUNCH else 1
         return (-(-n // (block * per)), min(rows, MAX_GRID_Y)), (block,)
@@ -146,7 +163,7 @@ class CupyRnsOps(RnsOps):
     def _launch(self, name, rows, n, args):
         if rows == 0 or n == 0:
             return
-        grid, block = self._geometry(rows, n)
+        grid, block = self._geometry(rows, n, self._sm_count())
         self._function(name)(grid, block, args)
 
     def _next_counter(self) -> np.uint64:
@@ -219,7 +236,7 @@ class CupyRnsOps(RnsOps):
             else:  # broadcast along some batch axes only: materialised (rare)
                 materialise, bs = (x_lead + x.shape[-2:], tuple(lead) + x.shape[-2:]), x.shape[-2] * n
             layout.append((materialise, np.int64(bs), np.int64(n if x.shape[-2] == limbs and limbs > 1 else 0)))
-        grid, block = self._geometry(batch * limbs, n)
+        grid, block = self._geometry(batch * limbs, n, self._sm_count())
         tail = (np.int64(batch), np.int32(limbs), np.int64(n), consts)
         return shape, layout, tail, grid, block
 
@@ -233,22 +250,19 @@ class CupyRnsOps(RnsOps):
 
     def _planned(self, kernel, names, arrays, moduli, planner, dtype=np.uint64):
         key = self._plan_key(kernel, moduli, arrays)
-        plan = self._plans.get(key) if key is not None else None
-        if plan is None:
-            plan = planner(kernel, names, arrays, moduli, dtype) if dtype != np.uint64 else \
+        if key is not None:
+            plan = TABLES.lookup(self._device(), ("rns", self._token, "plan") + key)
+            if plan is not None:  # the shapes and moduli were validated when the plan was made; check the types
+                for nm, x in zip(names, arrays):
+                    if type(x) is not self._ndarray or x.dtype != dtype:
+                        self._array(x, nm, dtype)
+                return plan
+
+        def build():
+            return planner(kernel, names, arrays, moduli, dtype) if dtype != np.uint64 else \
                 planner(kernel, names, arrays, moduli)
-            if key is not None:
-                if self._runtime is not None:  # a plan may hold freshly uploaded tables: see _cached
-                    self.xp.cuda.get_current_stream().synchronize()
-                with self._lock:
-                    if len(self._plans) > _CACHE_LIMIT:
-                        self._plans.clear()
-                    self._plans[key] = plan
-        else:  # the shapes and moduli were validated when the plan was made; check the types
-            for nm, x in zip(names, arrays):
-                if type(x) is not self._ndarray or x.dtype != dtype:
-                    self._array(x, nm, dtype)
-        return plan
+
+        return build() if key is None else self._cached(("plan",) + key, build)
 
     def _elementwise(self, kernel, names, arrays, moduli):
         shape, layout, tail, grid, block = self._planned(kernel, names, arrays, moduli, self._plan_elementwise)

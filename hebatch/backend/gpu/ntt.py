@@ -1,7 +1,7 @@
 """CuPy backend: CuPy arrays in, CuPy arrays out, on the array's device and the current CUDA stream.
 
-Every transform is a sequence of `ntt_pass` launches (kernels/ntt.cu) described by the plan's GPU
-passes (hebatch/ntt/recipes.py) and tables (hebatch/ntt/tables.py); tables are uploaded once per
+Every transform is a sequence of `ntt_pass` launches (kernels/ntt.cu) that the plan hands over
+finished (`plan.gpu_launches`, built in hebatch/ntt/launch.py) with its tables; tables are uploaded once per
 (plan, device, direction) and kept in the plan's cache. Nothing on this path synchronises with the
 host or copies through it. The internal order (natural=False) is the natural order: the passes
 transpose as they store, so no permutation pass is ever needed.
@@ -9,108 +9,28 @@ transpose as they store, so no permutation pass is ever needed.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
-from ..field import GOLDILOCKS
-from .base import Backend
-from .cuda import load_module
-
-LANE_MODES = {"i": 0, "o": 1, "row": 2, "bitrev": 3}
-WORD_BITS = {np.dtype(np.uint64): 64, np.dtype(np.uint32): 32}
-MODCONST_DTYPE = np.dtype([("q", "<u8"), ("mu", "<u8"), ("m", "<u4"), ("pad", "<u4")])  # struct ModConst
-
-
-def arith_name(moduli, word_bits: int) -> str:
-    if word_bits == 32:
-        return "Mod32"
-    if all(q == GOLDILOCKS for q in moduli):
-        return "Goldilocks"
-    return "Mod64"
-
+from ..cache import TABLES
+from ..interface import WordNTT
+from ..kernels import WORD_BITS, arith_name, elementwise_blocks, modconst_rows
+from .loader import load_module
 
 def modconst_table(plan, idx) -> np.ndarray:
-    """struct ModConst rows of limbs idx: q, Barrett mu (unused for Goldilocks), bit length."""
-    table = np.zeros(len(idx), dtype=MODCONST_DTYPE)
-    for r, i in enumerate(idx):
-        info = plan.infos[i]
-        table[r] = (info.q, 0 if info.q == GOLDILOCKS else info.barrett_mu, info.bits, 0)
-    return table
+    """struct ModConst rows of the plan's limbs idx."""
+    return modconst_rows([plan.moduli[i] for i in idx])
 
 
-@dataclass(frozen=True)
-class Launch:
-    """One ntt_pass launch: template arguments, shape, buffers by role and scalar arguments."""
-
-    template: tuple  # (arith, log_np, log_lanes, log_r, lane_mode, last, tw_mode, post_mode, fuse)
-    grid: int
-    block: int
-    smem: int
-    src: str  # "x", "tmp" or "out"
-    dst: str
-    pass_index: int  # which entry of the plan's gpu_pass_tables
-    scalars: dict
-
-    @property
-    def name(self) -> str:
-        a, log_np, log_lanes, log_r, mode, last, tw, post, fuse = self.template
-        flag = {True: "true", False: "false"}
-        return f"ntt_pass<{a},{log_np},{log_lanes},{log_r},{mode},{flag[last]},{tw},{post},{flag[fuse]}>"
-
-
-def transform_launches(plan, pass_tables: list[dict], rows: int, word_bits: int, arith: str,
-                       fuse: bool = False) -> list[Launch]:
-    """The launches of one transform of `rows` rows. Free of CuPy, so it can be checked on a CPU."""
-    n = plan.n
-    passes = plan.gpu_passes(word_bits // 8)
-    launches = []
-    src = "x"
-    d_before = 1  # product of the earlier passes' sizes
-    for index, p in enumerate(passes):
-        last = index == len(passes) - 1
-        n_p, lanes = 1 << p.log_np, 1 << p.log_lanes
-        geom = dict(d_i=1, d_o=1, digit_d=1, digit_m=1, log_do=0, s0=0, use_h=0, keep_positions=0)
-        grid = rows * (n // (n_p * lanes))
-        if len(passes) == 1:
-            mode, grid = "row", -(-rows // lanes)
-        elif plan.algorithm == "radix2":
-            geom.update(d_o=d_before, d_i=n // (d_before * n_p), s0=p.s0, use_h=1, log_do=p.s0,
-                        keep_positions=0 if last else 1)
-            mode = "bitrev" if last else "i"
-        elif last:  # output base of o = k1 n2 + k2 is k1 + n1 k2 (three passes); o (two passes)
-            first = 1 << passes[0].log_np
-            geom.update(d_o=d_before, digit_d=d_before // first if len(passes) == 3 else 1, digit_m=first)
-            mode = "o"
-        else:
-            geom.update(d_o=d_before, d_i=n // (d_before * n_p))
-            mode = "i"
-        t = pass_tables[index]
-        dst = "out" if last else ("tmp" if src == "x" else src)
-        template = (arith, p.log_np, p.log_lanes, p.log_r, LANE_MODES[mode], last, t["tw_mode"],
-                    t["post_mode"] if last else 0, fuse and index == 0)
-        launches.append(Launch(template, grid, p.threads, p.smem_bytes(word_bits // 8), src, dst, index, geom))
-        src = dst
-        d_before *= n_p
-    return launches
-
-
-class CupyBackend(Backend):
+class CupyBackend(WordNTT):
     name = "gpu"
 
     def __init__(self):
         import cupy
 
         self.xp = cupy
-        self._grid_tables: dict = {}
 
     def owns(self, x) -> bool:
         return isinstance(x, self.xp.ndarray)
-
-    def choose_algorithm(self, n, rows, moduli, dtype=np.dtype(np.uint64)):
-        from ..ntt.recipes import choose_gpu_algorithm
-
-        return choose_gpu_algorithm(n.bit_length() - 1, rows, np.dtype(dtype).itemsize)
 
     def check_same_device(self, a, b) -> None:
         if a.device.id != b.device.id:
@@ -127,11 +47,7 @@ class CupyBackend(Backend):
 
     # -- device state, built once per plan and device ----------------------------------------------
     def _cached(self, plan, key, build):
-        key = ("gpu", self.xp.cuda.Device().id) + key
-        value = plan.cache.get(key)
-        if value is None:
-            value = plan.cache[key] = build()
-        return value
+        return TABLES.get(self.xp.cuda.Device().id, ("ntt", plan) + key, build)
 
     def _consts(self, plan, idx):
         return self._cached(plan, ("consts", idx), lambda: self.xp.asarray(modconst_table(plan, idx).view(np.uint8)))
@@ -165,8 +81,7 @@ class CupyBackend(Backend):
 
         def build():
             host, device = self._tables(plan, idx, inverse, word_bits)
-            arith = arith_name([plan.moduli[i] for i in idx], word_bits)
-            launches = transform_launches(plan, host, rows, word_bits, arith, fuse=fuse)
+            launches = plan.gpu_launches(idx, host, rows, word_bits, fuse)
             module = load_module("ntt.cu", name_expressions=tuple(sorted({ln.name for ln in launches})))
             consts = self._consts(plan, idx)
             program = []
@@ -220,8 +135,7 @@ class CupyBackend(Backend):
 
     def twiddle_grid_mul(self, x, modulus, root, row0, col0, row_step=1, col_step=1, *, out=None):
         xp = self.xp
-        from ..field import modulus_info
-        from ..ntt.tables import power_lookup, with_companions
+        from ...arith import power_lookup, with_companions
 
         rows, cols = x.shape
         result = xp.empty((rows, cols), dtype=np.uint64) if out is None else out
@@ -229,28 +143,23 @@ class CupyBackend(Backend):
             return result
         log_order = _power_of_two_order(root, modulus)
         if log_order is None:  # not a root of unity of power-of-two order: exact, on the host
-            from .cpu import NumpyBackend
+            from ..cpu.ntt import NumpyBackend
 
             host = NumpyBackend().twiddle_grid_mul(x.get(), modulus, root, row0, col0, row_step, col_step)
             result[...] = xp.asarray(host)
             return result
-        key = ("twiddle-grid", xp.cuda.Device().id, modulus, root)
-        tables = self._grid_tables.get(key)
-        if tables is None:
+        def build():
             high, low, bits = power_lookup(modulus, root, log_order)
-            info = modulus_info(modulus)
-            consts = np.zeros(1, dtype=MODCONST_DTYPE)
-            consts[0] = (modulus, 0 if modulus == GOLDILOCKS else info.barrett_mu, info.bits, 0)
-            tables = self._grid_tables[key] = (xp.asarray(with_companions(modulus, high, 64)),
-                                               xp.asarray(with_companions(modulus, low, 64)), bits,
-                                               xp.asarray(consts.view(np.uint8)))
-        high, low, bits, consts = tables
+            return (xp.asarray(with_companions(modulus, high, 64)), xp.asarray(with_companions(modulus, low, 64)),
+                    bits, xp.asarray(modconst_rows([modulus]).view(np.uint8)))
+
+        high, low, bits, consts = TABLES.get(xp.cuda.Device().id, ("ntt", "twiddle-grid", modulus, root), build)
         order = 1 << log_order
         name = f"twiddle_grid<{arith_name([modulus], 64)}>"
         kernel = load_module("ntt.cu", name_expressions=(name,)).get_function(name)
         itemsize = x.dtype.itemsize
         target = result if result.flags.c_contiguous else xp.empty((rows, cols), dtype=np.uint64)
-        blocks = max(1, min(1 << 20, -(-rows * cols // 256)))
+        blocks = elementwise_blocks(rows * cols, 256, xp.cuda.Device().id)
         kernel((blocks,), (256,), (x, target, np.int64(rows), np.int64(cols), np.int64(x.strides[0] // itemsize),
                                    np.int64(x.strides[1] // itemsize), np.uint64(row0 % order),
                                    np.uint64(row_step % order), np.uint64(col0 % order), np.uint64(col_step % order),
@@ -272,7 +181,7 @@ class CupyBackend(Backend):
             name = f"pointwise_mul<{arith_name([plan.moduli[i] for i in idx], word_bits)}>"
             kernel = load_module("ntt.cu", name_expressions=(name,)).get_function(name)
             limbs, n = len(sel), a.shape[2]
-            blocks = max(1, min(1 << 20, -(-batch * limbs * n // 256)))
+            blocks = elementwise_blocks(batch * limbs * n, 256, xp.cuda.Device().id)
             kernel((blocks,), (256,), (pa, pb, part, np.int64(batch * limbs), np.int64(n), np.int32(limbs),
                                        np.int64(pa.shape[0] * limbs), np.int64(pb.shape[0] * limbs),
                                        self._consts(plan, idx)))
