@@ -45,6 +45,7 @@ class Context:
         self.auto_mod_switch = auto_mod_switch
         self._slot_index = _shared.slot_index(self.n, self.ops)
         self._last_keys: Keys | None = None
+        self.graphs = None  # every kernel launches from Python (bfv.Context's attribute of the same name)
 
     @property
     def xp(self):
@@ -226,9 +227,7 @@ class Context:
         """[c0 + c1 s + ...]_q mod t for every item: the phase is switched down to q_0 limb by limb (each
         division rounds to a multiple of t and keeps it mod t, as the limbs are 1 mod t), then lifted
         centered from q_0 to t. Exact while the noise budget is positive."""
-        x = self._phase(secret, ct)
-        while x.shape[-2] > 1:
-            x = self._drop_last(x)
+        x = self._drop_to(self._phase(secret, ct), 1)
         m = self.ops.centered_lift(x, self.q[0], (self.t,))
         return Plaintext(self.xp.ascontiguousarray(m[..., 0, :]), self.params.fingerprint)
 
@@ -249,15 +248,23 @@ class Context:
         return out.reshape(batch)
 
     # -- modulus switching -------------------------------------------------------------------
-    def _drop_last(self, x):
-        """x (..., l + 1, n) over q_0 .. q_l -> (x - delta) / q_l over q_0 .. q_{l-1}, delta = x mod q_l
-        and = 0 mod t, |delta| <= t q_l / 2: delta = t [x t^-1]_{q_l} (centered). Through the engine's
-        mod_down: (y - [y]_{q_l}) / q_l with y = t^-1 x, times t."""
+    def _drop_to(self, x, limbs):
+        """x (..., l + 1, n) over q_0 .. q_l switched down to its first `limbs` limbs. Each dropped limb
+        q_j: x -> (x - delta) / q_j with delta = x mod q_j and = 0 mod t, |delta| <= t q_j / 2, namely
+        delta = t [x t^-1]_{q_j} (centered): the engine's mod_down of y = t^-1 x, times t. Between two
+        drops the factors t and t^-1 cancel, so they are applied once at each end."""
+        if x.shape[-2] <= limbs:
+            return x
         ops, t = self.ops, self.t
-        limbs = x.shape[-2]
-        q, last = self.q[:limbs - 1], self.q[limbs - 1]
-        y = ops.mul_scalar(x, [pow(t, -1, p) for p in self.q[:limbs]], self.q[:limbs])
-        return ops.mul_scalar(ops.mod_down(y, q, last), [t] * len(q), q)
+        y = ops.mul_scalar(x, [pow(t, -1, p) for p in self.q[:x.shape[-2]]], self.q[:x.shape[-2]])
+        while y.shape[-2] > limbs:
+            last = y.shape[-2] - 1
+            y = ops.mod_down(y, self.q[:last], self.q[last])
+        return ops.mul_scalar(y, [t] * limbs, self.q[:limbs])
+
+    def _drop_last(self, x):
+        """x one limb down the chain (see _drop_to)."""
+        return self._drop_to(x, x.shape[-2] - 1)
 
     def mod_switch(self, ct: Ciphertext) -> Ciphertext:
         """ct one level down the chain (its last limb dropped): the same plaintext, noise divided by that
@@ -273,23 +280,16 @@ class Context:
         level = self._check_level(level)
         if level > c.shape[-2] - 1:
             raise ValueError(f"level: ct is at level {c.shape[-2] - 1} and cannot go up to {level}")
-        while c.shape[-2] > level + 1:
-            c = self._drop_last(c)
-        return self._ct(c, ct.key_id)
+        return self._ct(self._drop_to(c, level + 1), ct.key_id)
 
     # -- additive ----------------------------------------------------------------------------
-    def _at_level(self, c, limbs):
-        while c.shape[-2] > limbs:
-            c = self._drop_last(c)
-        return c
-
     def _pair(self, a, b, name_a="a", name_b="b"):
         """Data of a and b at their common (lower) level, with as many components."""
         da, db = self._data(a, Ciphertext, name_a), self._data(b, Ciphertext, name_b)
         key_id = self._same_key((name_a, a), (name_b, b))
         self._batch_shape(da.shape[:-3], db.shape[:-3], name_a, name_b)
         limbs = min(da.shape[-2], db.shape[-2])
-        da, db = self._at_level(da, limbs), self._at_level(db, limbs)
+        da, db = self._drop_to(da, limbs), self._drop_to(db, limbs)
         ka, kb = da.shape[-3], db.shape[-3]
         if ka != kb:  # pad the shorter with zero components
             pad = lambda d, k: self.xp.concatenate(
