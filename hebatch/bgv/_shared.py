@@ -33,6 +33,18 @@ def slot_index(n: int, ops):
     return _bfv_context.Context._slot_index.func(SimpleNamespace(n=n, ops=ops))
 
 
+def encode_slots(ops, n: int, t: int, index, values):
+    """BFV's batch encoder: slot values (..., n) in [0, t) -> plaintext coefficients (..., n) mod t, with
+    its checks of the values (type, shape, range)."""
+    shim = SimpleNamespace(ops=ops, xp=ops.xp, n=n, t=t, _slot_index=index, params=SimpleNamespace(fingerprint=None))
+    return _bfv_context.Context.encode(shim, values).data
+
+
+def decode_slots(data, t: int, index):
+    """Inverse of encode_slots (BFV's decode without its object checks)."""
+    return ntt(data[..., None, :], (t,))[..., 0, :][..., index]
+
+
 def galois_element(n: int, step: int) -> int:
     """The Galois element 3^step mod 2n that rotates both slot rows left by `step`."""
     return _bfv_context.Context.galois_element(SimpleNamespace(n=n), step)
@@ -47,4 +59,4 @@ def key_switching_key(ops, q, special, s_ntt, target_ntt):
     return _bfv_context.Context._ksk(shim, s_ntt, target_ntt)
 
 
-__all__ = ["engine", "ntt", "intt", "slot_index", "galois_element", "key_switching_key"]
+__all__ = ["engine", "ntt", "intt", "slot_index", "encode_slots", "decode_slots", "galois_element", "key_switching_key"]

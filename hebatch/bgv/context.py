@@ -152,25 +152,13 @@ class Context:
     # -- encoding ----------------------------------------------------------------------------
     def encode(self, values) -> Plaintext:
         """Slots (..., n) of ints in [0, t) -> a batch of plaintexts; the slots form a 2 x n/2 matrix
-        (rotate moves each row left, rotate_columns swaps the rows), as bfv.Context.encode."""
-        xp = self.xp
-        if not hasattr(values, "dtype"):
-            values = np.asarray(values)
-        if values.dtype.kind not in "iu":
-            raise TypeError(f"values must be an integer array, got dtype {values.dtype}")
-        if values.ndim < 1 or values.shape[-1] != self.n:
-            raise ValueError(f"values must have shape (..., n) with n = {self.n}, got {tuple(values.shape)}")
-        values = self.ops.asarray(values)
-        if values.size and bool(((values < 0) | (values >= self.t)).any()):
-            raise ValueError(f"values must lie in [0, t) = [0, {self.t})")
-        slots = xp.zeros(values.shape, dtype=np.uint64)
-        slots[..., self._slot_index] = values.astype(np.uint64)
-        return Plaintext(_intt(slots[..., None, :], (self.t,))[..., 0, :], self.params.fingerprint)
+        (rotate moves each row left, rotate_columns swaps the rows): BFV's batch encoder."""
+        return Plaintext(_shared.encode_slots(self.ops, self.n, self.t, self._slot_index, values),
+                         self.params.fingerprint)
 
     def decode(self, pt: Plaintext):
         """Plaintexts -> slot values (..., n), uint64 in [0, t), on the backend's array type."""
-        data = self._data(pt, Plaintext, "pt")
-        return _ntt(data[..., None, :], (self.t,))[..., 0, :][..., self._slot_index]
+        return _shared.decode_slots(self._data(pt, Plaintext, "pt"), self.t, self._slot_index)
 
     def _lifted(self, m, moduli):
         """m (..., n) in [0, t) as centered values (-t/2, t/2] over `moduli`: (..., len(moduli), n)."""
