@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-import numpy as np
-
 from ..bfv import context as _bfv_context
 from ..ntt import intt as _ring_intt
 from ..ntt import ntt as _ring_ntt
