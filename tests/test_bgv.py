@@ -109,6 +109,28 @@ def test_decrypt_is_the_centered_phase_mod_t(setup):
         assert [int(v) for v in ctx.ops.to_host(ctx.decrypt(keys.secret, ct).data)[0]] == want
 
 
+def centered_phase(ctx, keys, ct):
+    """[c0 + c1 s + ...]_Q, centered, of the first item, as Python ints."""
+    phase = ctx.ops.to_host(ctx._phase(keys.secret, ct)).reshape(-1, ct.level + 1, ctx.n)[0]
+    q = ctx.q[:ct.level + 1]
+    big_q = math.prod(q)
+    crt = [(big_q // p) * pow(big_q // p, -1, p) for p in q]
+    x = sum(phase[i].astype(object) * c for i, c in enumerate(crt)) % big_q
+    return [int(v) - big_q if v > big_q // 2 else int(v) for v in x]
+
+
+def test_mod_switch_keeps_the_phase_mod_t(setup):
+    """After dropping q_l the phase is (phase - delta) / q_l with delta = 0 mod t: equal mod t, and within
+    the rounding term t (tau0 + tau1 s), |tau| <= 1/2, of phase / q_l (s ternary: at most t (n + 1) / 2)."""
+    params, ctx, keys = setup
+    a = ctx.encrypt(keys.public, ctx.encode(slots(params, (1,))), level=2)
+    ct = ctx.multiply(a, a, keys.relin)  # level 1, a product's noise
+    before, after = centered_phase(ctx, keys, ct), centered_phase(ctx, keys, ctx.mod_switch(ct))
+    q_last, t = params.q[1], params.t
+    assert all((x - y) % t == 0 for x, y in zip(before, after))
+    assert max(abs(y * q_last - x) for x, y in zip(before, after)) <= q_last * t * (params.n + 1) // 2
+
+
 # -- arithmetic ----------------------------------------------------------------------------------
 def test_add_sub_negate_plain_at_every_level(setup):
     params, ctx, keys = setup
