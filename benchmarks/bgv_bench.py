@@ -26,13 +26,9 @@ import traceback
 
 import numpy as np
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
-for path in (ROOT, ROOT / "benchmarks"):
-    if str(path) not in sys.path:
-        sys.path.insert(0, str(path))
-
-import bfv_bench  # noqa: E402  (BFV's harness: timers, call counter, its run of a preset)
-from hebatch import bfv, bgv  # noqa: E402
+from hebatch.benchmarks import bfv as bfv_bench
+from hebatch.benchmarks.harness import cuda_time, device_name, host_time, references
+from hebatch import bfv, bgv
 
 PRESETS = ["n8192", "n16384", "n32768"]  # n65536: add with --presets (1.4 GB per key-switching key)
 OPERATIONS = ["encrypt", "decrypt", "add", "multiply_relin", "relinearize", "rotate", "mod_switch"]
@@ -106,7 +102,7 @@ def main(argv=None) -> int:
     parser.add_argument("--batch", type=int, default=BATCH, help="ciphertexts per batched call")
     parser.add_argument("--compare-bfv", action="store_true",
                         help="also time BFV (bfv_bench's graphs and fused variants) at the presets of the same n")
-    parser.add_argument("--out", type=pathlib.Path, default=ROOT / "benchmarks" / "results",
+    parser.add_argument("--out", type=pathlib.Path, default=pathlib.Path("."),
                         help="directory of the JSON result")
     args = parser.parse_args(argv)
 
@@ -119,17 +115,13 @@ def main(argv=None) -> int:
         device, cp = f"cpu-{platform.machine()}", None
     else:
         import cupy as cp
-        from ntt_bench import device_name
-
         repeats = max(15, args.repeats)
-        device = device_name(cp)
+        device = device_name()
 
     def timed(fn, inputs, per):
         if cp is None:
-            return bfv_bench.time_host(fn, inputs, repeats) / per
-        from ntt_bench import time_calls
-
-        return time_calls(fn, inputs, repeats, warmup=3) / per
+            return host_time(fn, inputs, repeats) / per
+        return cuda_time(fn, inputs, repeats) / per
 
     rng = np.random.default_rng()
     rows, refs = [], {}
@@ -143,9 +135,10 @@ def main(argv=None) -> int:
             parser.error(f"--presets: {exc}")
         fft_ms = copy_gbps = None
         if cp is not None:  # references for one top-level ciphertext's element count (2 x limbs x n)
-            from ntt_bench import references
 
-            fft_ms, copy_gbps = references(cp, params.n.bit_length() - 1, 2 * len(params.q), repeats, refs)
+            elements = 2 * len(params.q) * params.n
+            found = references(elements, 8 * elements, repeats, rows=2 * len(params.q))
+            fft_ms, copy_gbps = found["cufft_ms"], found["copy_GBps"]
         rows += run_preset(name, params, args.cpu, batch, rng, timed, fft_ms, copy_gbps)
         if args.compare_bfv and name in bfv_bench.PRESETS:
             for variant in (["fused"] if args.cpu else ["fused", "graphs"]):

@@ -5,14 +5,16 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+from ..backend import get
 from ..bfv import context as _bfv_context
+from ..device import resolve_device
 from ..ntt import intt as _ring_intt
 from ..ntt import ntt as _ring_ntt
 
 
 def engine(backend: str):
     """The RNS engine (RnsOps) of a backend word "cpu", "gpu" or "auto", resolved as BFV resolves it."""
-    return _bfv_context._resolve_backend(backend)
+    return get(resolve_device(backend, "backend")).rns
 
 
 def ntt(x, moduli):

@@ -12,12 +12,13 @@
 from .arrays import batch_chunks, chunk_budget, from_numpy, to_device, to_host
 from .batch import intt, ntt, polymul
 from .bfv import bfv_map
+from .bgv import bgv_map
 from .cluster import SCHEDULER_ENV, cluster
 from .jobs import run
 from .large import TRANSPOSES, LargeNTT, ntt_large
 from .worker import DEVICES
 from .zarr_io import from_zarr, to_zarr, zarr_status
 
-__all__ = ["bfv_map", "cluster", "from_numpy", "from_zarr", "to_zarr", "zarr_status", "ntt", "intt", "polymul", "ntt_large",
+__all__ = ["bfv_map", "bgv_map", "cluster", "from_numpy", "from_zarr", "to_zarr", "zarr_status", "ntt", "intt", "polymul", "ntt_large",
            "LargeNTT", "run", "to_device", "to_host", "batch_chunks", "chunk_budget", "SCHEDULER_ENV", "DEVICES",
            "TRANSPOSES"]
