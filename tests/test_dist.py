@@ -60,7 +60,8 @@ def test_batch_is_lazy_with_dashboard_names(client, tmp_path):
     p = dist.polymul(x, x, Q[0])
     assert not os.path.exists(marker)  # nothing ran yet
     assert key_split(y.name) == "ntt_negacyclic_2^10"
-    assert key_split(z.name) == "intt_cyclic_2^10"
+    assert key_split(z.name) == "ntt_negacyclic_2^10_then_intt"  # a direct chain is one task per chunk
+    assert key_split(dist.intt(dist.ntt(x, Q[0]).rechunk(4), Q[0]).name) == "intt_cyclic_2^10"
     assert key_split(p.name) == "polymul_negacyclic_2^10"
     assert len(y.__dask_keys__()) == 4  # one task per chunk
 

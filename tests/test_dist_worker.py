@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import hebatch as hb
-from hebatch.distributed import worker
+from hebatch.distributed import plugin, worker
 
 from .dist_support import residues
 
@@ -20,56 +20,105 @@ Q = hb.ntt_primes(60, 2**10, 2)
 
 
 class _DeviceArray(np.ndarray):
-    """A 'device' array: NumPy memory, CuPy's set()."""
+    """A 'device' array: NumPy memory, CuPy's set(), get() and data pointer."""
 
     def set(self, host, stream=None):
         assert isinstance(host, np.ndarray) and host.flags.c_contiguous and host.shape == self.shape
-        self[...] = host
+        assert stream is _Model.current, "copies go on the task's stream"
+        start = host.ctypes.data
+        assert any(p <= start and start + host.nbytes <= p + n for p, n in _Model.registered.items()), \
+            "uploads read registered (pinned) host memory"
+        self[...] = host  # kernels later in the stream see it
+
+    def get(self, stream=None):
+        _Model.flush()
+        return np.array(self)
+
+    @property
+    def data(self):
+        return types.SimpleNamespace(ptr=self.ctypes.data, mem=None)
+
+
+class _Model:
+    """Copies stay pending until a stream or event is synchronised, as on a GPU: reading a result too
+    early, or changing host memory that a pending copy still reads, shows up as wrong data."""
+
+    pending = []
+    current = None
+    registered = {}
+
+    @classmethod
+    def flush(cls):
+        while cls.pending:
+            dst, src, snapshot = cls.pending.pop(0)
+            assert np.array_equal(src, snapshot), "host memory changed under a pending copy"
+            dst[...] = src
 
 
 def _model():
-    pending = []  # device-to-host copies not yet done
-
-    def flush():
-        while pending:
-            out, src = pending.pop(0)
-            out[...] = src
+    _Model.pending.clear()
+    _Model.registered.clear()
 
     class Event:
         def synchronize(self):
-            flush()
+            _Model.flush()
 
     class Stream:
-        current = None
-
         def __init__(self, non_blocking=False):
-            assert non_blocking
+            assert not non_blocking, "task streams are blocking streams (ordered with the default stream)"
 
         def __enter__(self):
-            Stream.current = self
+            self.previous, _Model.current = _Model.current, self
             return self
 
         def __exit__(self, *exc):
-            Stream.current = None
+            _Model.current = self.previous
 
         def record(self):
             return Event()
 
+        def wait_event(self, event):
+            pass
+
         def synchronize(self):
-            flush()
+            _Model.flush()
 
     def empty(shape, dtype):
         return np.empty(shape, dtype).view(_DeviceArray)
 
+    def zeros(shape, dtype):
+        return np.zeros(shape, dtype).view(_DeviceArray)
+
     def asnumpy(a, stream=None, out=None, blocking=True):
-        assert Stream.current is not None and stream is Stream.current and not blocking
-        pending.append((out, np.array(a)))  # copied later, like an asynchronous copy
+        assert stream is _Model.current and not blocking
+        assert out.ctypes.data in _Model.pinned, "results are copied into pinned memory"
+        _Model.pending.append((out, a, np.array(a)))
+
+    def host_register(ptr, size, flags):
+        assert ptr not in _Model.registered
+        _Model.registered[ptr] = size
+
+    def host_unregister(ptr):
+        assert not _Model.pending, "host memory unregistered while a copy may read it"
+        del _Model.registered[ptr]
+
+    _Model.pinned = set()
+
+    def empty_pinned(shape, dtype):
+        out = np.empty(shape, dtype)
+        _Model.pinned.update(out[i:].ctypes.data for i in range(max(1, out.shape[0])))
+        return out
 
     cupy = types.ModuleType("cupy")
-    cupy.ndarray, cupy.empty, cupy.asnumpy = _DeviceArray, empty, asnumpy
-    cupy.cuda = types.SimpleNamespace(Stream=Stream, Device=lambda: types.SimpleNamespace(id=0))
+    cupy.ndarray, cupy.empty, cupy.zeros, cupy.asnumpy = _DeviceArray, empty, zeros, asnumpy
+    cupy.asarray = lambda a: np.asarray(a).view(_DeviceArray)
+    cupy.bool_ = np.bool_
+    cupy.stack = lambda arrays: np.stack(arrays).view(_DeviceArray)
+    cupy.cuda = types.SimpleNamespace(Stream=Stream, Device=lambda: types.SimpleNamespace(id=0),
+                                      runtime=types.SimpleNamespace(hostRegister=host_register,
+                                                                    hostUnregister=host_unregister))
     cupyx = types.ModuleType("cupyx")
-    cupyx.empty_pinned = lambda shape, dtype: np.empty(shape, dtype)
+    cupyx.empty_pinned = empty_pinned
     return cupy, cupyx
 
 
@@ -79,14 +128,18 @@ def model_gpu(monkeypatch):
     monkeypatch.setitem(sys.modules, "cupy", cupy)
     monkeypatch.setitem(sys.modules, "cupyx", cupyx)
     monkeypatch.setattr(worker, "worker_has_gpu", lambda: True)
-    return cupy
+    state = plugin.WorkerState()  # fresh streams and kernels for the stand-in CuPy
+    state._has_gpu = True
+    monkeypatch.setattr(worker, "current_state", lambda: state)
+    yield cupy
+    assert not _Model.registered, "every registered chunk is unregistered"
 
 
 def _on_model_device(fn):
     """fn on 'device' arrays, checking that it only ever sees them inside the task's stream."""
     def run(*arrays):
         cupy = sys.modules["cupy"]
-        assert cupy.cuda.Stream.current is not None
+        assert _Model.current is not None
         assert all(isinstance(a, cupy.ndarray) for a in arrays)
         return fn(*[np.asarray(a) for a in arrays]).view(cupy.ndarray)
     return run
@@ -137,3 +190,26 @@ def test_cpu_paths_and_errors_with_context():
     assert worker.describe_block("label", None) == "label"
     with pytest.raises(ValueError, match="device"):
         worker.check_device("tpu")
+
+
+@pytest.mark.parametrize("bad_row", [None, 0, 17])
+def test_entry_check_fused_on_the_device(model_gpu, monkeypatch, bad_row):
+    """The check runs on the device per slice (the transform itself does not check) and is read once."""
+    monkeypatch.setattr(worker, "STAGE_BYTES", 3 * 2 * 2**10 * 8)
+    x = np.stack([residues(q, (20, 2**10)) for q in Q], axis=1)
+    check = worker.EntryCheck(tuple(Q), True)
+    fn = _on_model_device(lambda v: hb.ntt(v, Q, check=False))
+    if bad_row is not None:
+        x[bad_row, 1, 5] = Q[1] + 3
+    for operand, keep in ((x, False), (x.copy().view(model_gpu.ndarray), False), (x, True)):
+        if bad_row is None:
+            got = worker.on_worker(fn, operand, check=check, keep_on_device=keep)
+            assert np.array_equal(np.asarray(got), hb.ntt(x, Q))
+        else:
+            with pytest.raises(ValueError, match=rf"x has entries >= its limb's modulus \(e.g. {Q[1] + 3}\)"):
+                worker.on_worker(fn, operand, check=check, keep_on_device=keep)
+    b = x[:1].copy()
+    b[0, 0, 0] = Q[0]  # a broadcast operand is checked too
+    pair = worker.EntryCheck(tuple(Q), True, ("a", "b"))
+    with pytest.raises(ValueError, match="has entries >="):
+        worker.on_worker(_on_model_device(lambda u, v: hb.polymul(u, v, Q, check=False)), x, b, check=pair)

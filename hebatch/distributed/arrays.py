@@ -45,9 +45,9 @@ def chunk_budget(client=None) -> int:
         if device:
             return min(GPU_CHUNK_MAX, device // GPU_TASK_COPIES)
         return min(_cpu_cap(), psutil.virtual_memory().total // ((os.cpu_count() or 1) * CPU_TASK_COPIES))
-    workers = client.scheduler_info(n_workers=-1)["workers"]
-    if not workers:
-        raise RuntimeError("the Dask cluster has no workers: cannot size chunks")
+    from .cluster import wait_for_workers
+
+    workers = wait_for_workers(client, 1)  # sizing needs a worker: wait for one to register
     devices = client.run(device_memory_bytes)
     budgets = []
     for address, info in workers.items():

@@ -1,9 +1,13 @@
-"""Batched transforms over Dask arrays: one task per chunk, validated before anything is submitted."""
+"""Batched transforms over Dask arrays: one task per chunk, validated before anything is submitted.
+
+A transform applied directly to the result of another (`dist.intt(dist.polymul(a, b, q), q)`, ...)
+joins its task: the chain runs as one task per chunk, so its intermediates stay on the GPU.
+"""
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import dask.array as da
 
@@ -11,7 +15,7 @@ from ..ntt.api import ntt as array_ntt
 from ..ntt.api import polymul as array_polymul
 from ..ntt.validate import TransformArgs, _check_flag, check_polymul_args, check_transform_args
 from .arrays import as_batch, chunk_backend
-from .worker import check_device, describe_block, run_task
+from .worker import EntryCheck, check_device, describe_block, run_task
 
 
 def task_label(operation: str, negacyclic: bool, n: int) -> str:
@@ -30,6 +34,7 @@ class _Transform:
     inverse: bool
     algorithm: str
     check: bool
+    names = ("x",)
 
     def __call__(self, x):
         return array_ntt(x, self.modulus, negacyclic=self.negacyclic, inverse=self.inverse,
@@ -42,18 +47,64 @@ class _Polymul:
     negacyclic: bool
     algorithm: str
     check: bool
+    names = ("a", "b")
 
     def __call__(self, a, b):
         return array_polymul(a, b, self.modulus, negacyclic=self.negacyclic, algorithm=self.algorithm,
                              check=self.check)
 
 
-def _transform_task(block, op, device, label, block_info=None):
-    return run_task(op, block, device=device, where=describe_block(label, block_info))
+@dataclass(frozen=True)
+class _Chain:
+    """Steps applied one after another to a chunk inside one task: the first takes the task's operands,
+    each next one the previous result, so intermediates stay where the task computes (on its GPU).
+    The entry check of the first step runs once, fused on the device (see worker.EntryCheck); a later
+    step checks its input only when its moduli differ from the step before (else it is reduced already)."""
+
+    steps: tuple
+
+    def entry_check(self) -> EntryCheck | None:
+        first = self.steps[0]
+        if not first.check:
+            return None
+        moduli = first.modulus if isinstance(first.modulus, tuple) else (first.modulus,)
+        return EntryCheck(moduli, isinstance(first.modulus, tuple), first.names)
+
+    def unchecked(self) -> "_Chain":
+        steps = [replace(self.steps[0], check=False)]
+        for before, step in zip(self.steps, self.steps[1:]):
+            steps.append(replace(step, check=False) if step.modulus == before.modulus else step)
+        return _Chain(tuple(steps))
+
+    def __call__(self, *arrays):
+        y = self.steps[0](*arrays)
+        for step in self.steps[1:]:
+            y = step(y)
+        return y
 
 
-def _polymul_task(a, b, op, device, label, block_info=None):
-    return run_task(op, a, b, device=device, where=describe_block(label, block_info))
+def _chunk_task(*blocks, op, device, label, block_info=None):
+    check = op.entry_check()
+    return run_task(op.unchecked() if check is not None else op, *blocks, device=device,
+                    where=describe_block(label, block_info), check=check)
+
+
+FUSED = "_hebatch_fused"  # attribute of a result of ntt/intt/polymul: (operands, chain, device, label)
+
+
+def _lazy(operands, step, device: str, label: str, meta, dtype) -> da.Array:
+    """One task per chunk applying `step` to the operands' chunks. When the single operand is itself an
+    unchanged result of this module (same device), the step joins that result's chain instead: one
+    task per chunk for the whole chain, and its intermediates never leave the task."""
+    chain = _Chain((step,))
+    fused = getattr(operands[0], FUSED, None) if len(operands) == 1 else None
+    if fused is not None and fused[2] == device:
+        operands, previous, _, before = fused
+        chain, label = _Chain(previous.steps + (step,)), f"{before}_then_{label.split('_')[0]}"
+    y = da.map_blocks(_chunk_task, *operands, op=chain, device=device, label=label, dtype=dtype, meta=meta,
+                      token=label)
+    setattr(y, FUSED, (tuple(operands), chain, device, label))
+    return y
 
 
 def _per_limb(values: tuple[int, ...], args: TransformArgs):
@@ -93,7 +144,7 @@ def ntt(x, modulus, *, negacyclic=False, inverse=False, algorithm="auto", root=N
     op = _Transform(_per_limb(args.moduli, args), _per_limb(args.roots, args), args.negacyclic, inverse,
                     args.algorithm, check)
     label = task_label("intt" if inverse else "ntt", args.negacyclic, args.n)
-    return x.map_blocks(_transform_task, op=op, device=device, label=label, dtype=x.dtype, meta=x._meta, token=label)
+    return _lazy((x,), op, device, label, x._meta, x.dtype)
 
 
 def intt(y, modulus, *, negacyclic=False, algorithm="auto", root=None, device="auto", check=True) -> da.Array:
@@ -127,5 +178,4 @@ def polymul(a, b, modulus, *, negacyclic=True, algorithm="auto", device="auto", 
         b = b.rechunk(aligned)
     op = _Polymul(_per_limb(args.moduli, args), args.negacyclic, args.algorithm, check)
     label = task_label("polymul", args.negacyclic, args.n)
-    return da.map_blocks(_polymul_task, a, b, op=op, device=device, label=label, dtype=a.dtype, meta=a._meta,
-                         token=label)
+    return _lazy((a, b), op, device, label, a._meta, a.dtype)
