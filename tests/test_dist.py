@@ -319,3 +319,53 @@ def test_gpu_cluster_refuses_more_workers_than_gpus():
         _check_gpu_workers(3, [0, 1])
     _check_gpu_workers(2, "0,1")
     _check_gpu_workers(None, "0")
+
+
+def _tasks_after_optimisation(y) -> int:
+    """Tasks Dask runs for y (after its graph optimisation, as compute/persist see it)."""
+    import dask
+
+    (optimised,) = dask.optimize(y)
+    return len(dict(optimised.__dask_graph__()))
+
+
+def test_chains_are_one_task_per_chunk_and_exact(client):
+    """ntt -> intt, polymul -> ntt -> intt and the like run as one task per chunk, bit for bit as hb."""
+    x = np.stack([residues(q, (12, 2**8)) for q in Q], axis=1)
+    b = np.stack([residues(q, (12, 2**8)) for q in Q], axis=1)
+    xd, bd = dist.from_numpy(x, chunks=4), dist.from_numpy(b, chunks=4)
+    y = dist.intt(dist.ntt(xd, Q, negacyclic=True), Q, negacyclic=True)
+    assert key_split(y.name) == "ntt_negacyclic_2^8_then_intt"
+    layers = len(dist.ntt(xd, Q).__dask_graph__().layers)
+    assert len(y.__dask_graph__().layers) == layers  # the second step joined the first's task
+    assert _tasks_after_optimisation(y) == _tasks_after_optimisation(dist.ntt(xd, Q))
+    assert np.array_equal(dist.run(y), x)
+    z = dist.intt(dist.ntt(dist.polymul(xd, bd, Q), Q, negacyclic=True), Q, negacyclic=False)
+    want = hb.intt(hb.ntt(hb.polymul(x, b, Q), Q, negacyclic=True), Q)
+    assert key_split(z.name) == "polymul_negacyclic_2^8_then_ntt_then_intt"
+    assert len(z.__dask_graph__().layers) == len(dist.polymul(xd, bd, Q).__dask_graph__().layers)
+    assert np.array_equal(dist.run(z), want)
+    # a chain over other moduli checks its intermediate: entries of the first result may exceed them
+    small = hb.ntt_primes(40, 2**8, len(Q))
+    with pytest.raises(ValueError, match=r"entries >= .*\(in ntt_cyclic_2\^8_then_ntt chunk"):
+        dist.run(dist.ntt(dist.ntt(xd, Q), small))
+
+
+def test_chain_refuses_bad_entries_naming_the_chunk(client):
+    x = np.stack([residues(q, (12, 2**8)) for q in Q], axis=1)
+    x[9, 1, 3] = Q[1]
+    xd = dist.from_numpy(x, chunks=4)
+    with pytest.raises(ValueError, match=r"entries >= its limb's modulus.*chunk \(2, 0, 0\) rows 8:12"):
+        dist.run(dist.intt(dist.ntt(xd, Q), Q))
+
+
+def test_in_memory_input_is_checked_before_submission(client, tmp_path):
+    x = residues(Q[0], (8, 64))
+    x[5, 1] = Q[0] + 1
+    before = set(client.run_on_scheduler(lambda dask_scheduler=None: list(dask_scheduler.tasks)))
+    with pytest.raises(ValueError, match=r"x has entries >= modulus"):
+        dist.ntt(x, Q[0])
+    with pytest.raises(ValueError, match=r"b has entries >= modulus"):
+        dist.polymul(residues(Q[0], (8, 64)), x, Q[0])
+    after = set(client.run_on_scheduler(lambda dask_scheduler=None: list(dask_scheduler.tasks)))
+    assert after <= before  # nothing was scattered or submitted

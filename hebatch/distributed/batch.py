@@ -14,6 +14,7 @@ import dask.array as da
 from ..ntt.api import ntt as array_ntt
 from ..ntt.api import polymul as array_polymul
 from ..ntt.validate import TransformArgs, _check_flag, check_polymul_args, check_transform_args
+from ..device import array_module
 from .arrays import as_batch, chunk_backend
 from .worker import EntryCheck, check_device, describe_block, run_task
 
@@ -107,6 +108,20 @@ def _lazy(operands, step, device: str, label: str, meta, dtype) -> da.Array:
     return y
 
 
+def _checked_here(check: bool, args: TransformArgs, *arrays) -> bool:
+    """The entry check of in-memory (NumPy or CuPy) operands, here, before anything is submitted: one
+    pass over each, read once; returns whether the tasks still have to check (Dask operands)."""
+    if not check:
+        return False
+    names = ("x",) if len(arrays) == 1 else ("a", "b")
+    moduli = args.moduli
+    entry = EntryCheck(tuple(moduli), args.rns, names)
+    for name, x in zip(names, arrays):
+        if not isinstance(x, da.Array):
+            EntryCheck(entry.moduli, entry.rns, (name,)).host_check([x], array_module(x))
+    return any(isinstance(x, da.Array) for x in arrays)
+
+
 def _per_limb(values: tuple[int, ...], args: TransformArgs):
     """values (one per limb) in hb.ntt's argument form: a tuple for RNS input, else one int."""
     return values if args.rns else values[0]
@@ -140,6 +155,7 @@ def ntt(x, modulus, *, negacyclic=False, inverse=False, algorithm="auto", root=N
     device = check_device(device)
     chunk_backend(x, "x")
     args = check_transform_args(x.shape, x.dtype, modulus, negacyclic=negacyclic, algorithm=algorithm, root=root)
+    check = _checked_here(check, args, x)
     x = _whole_transform_axes(as_batch(x), args, "x")
     op = _Transform(_per_limb(args.moduli, args), _per_limb(args.roots, args), args.negacyclic, inverse,
                     args.algorithm, check)
@@ -168,6 +184,7 @@ def polymul(a, b, modulus, *, negacyclic=True, algorithm="auto", device="auto", 
                         f"{type(a).__name__} and {type(b).__name__} of {backend_a.name} and {backend_b.name} chunks")
     args, _, _ = check_polymul_args(a.shape, a.dtype, b.shape, b.dtype, modulus, negacyclic=negacyclic,
                                     algorithm=algorithm)
+    check = _checked_here(check, args, a, b)
     a, b = _whole_transform_axes(as_batch(a), args, "a"), _whole_transform_axes(as_batch(b), args, "b")
     if a.ndim != b.ndim:  # one number of axes, so that broadcast axes line up for Dask
         a = a.reshape((1,) * (b.ndim - a.ndim) + a.shape) if a.ndim < b.ndim else a
