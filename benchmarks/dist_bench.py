@@ -2,12 +2,17 @@
 """Benchmarks of the Dask scheduler layer (hebatch.distributed) on 1, 2 or 4 GPUs of one machine.
 
 Cases (each runs on its own; a failure is recorded with its error text and the rest go on):
+  host_memory host memory bandwidth of this run (one thread and several copying): the floor of any
+              host-memory batch
   copy        pinned host<->device copy bandwidth (H2D, D2H, their round trip, both at once) and the
               device-to-device bandwidth: the references of the batch cases
-  host_batch  1 GPU: batch job from host memory (chunks in the worker's RAM, pinned staging, H2D,
-              NTT, D2H), GB/s of input against the H2D+D2H round-trip bandwidth (target >= 80%)
-  overhead    1 GPU: device-resident batch through dist.ntt vs a plain loop of hb.ntt on chunks of
-              the same shapes (target: <= 10% overhead for chunks >= 256 MiB)
+  host_batch  1 GPU: batch job from host memory (chunks in the worker's RAM, registered as pinned,
+              copied in, NTT, copied out into pinned results, pipelined over streams), GB/s of input
+              against the same run's both-directions copy rate (target >= 80%)
+  overhead    1 GPU: device-resident batch through dist.ntt (entry check on and off), a fused chain
+              (ntt -> intt) and polymul, each against a plain loop of the same hb calls on chunks of
+              the same shapes, and a graph of no-op tasks (targets: <= 10% overhead at 256 MiB
+              chunks, <= 25% at 64 MiB); also what each worker's plugin set up
   scaling     device-resident batch job on 1, 2, 4 GPUs (as many as visible), speedup over 1 GPU
   large       dist.ntt_large at 2^26 and 2^28 on 2 and 4 GPUs (both transposes), time split into
               transforms and transposes, against hb.ntt and cupy.fft.fft on one GPU
@@ -16,7 +21,7 @@ ends only after its stream is synchronised); one warm-up, medians of --repeats r
 Writes benchmarks/results/dist-<device>-<date>.json (and $OUT/<same name> when OUT is set).
 
   python benchmarks/dist_bench.py             # full run on the GPUs of this machine
-  python benchmarks/dist_bench.py --quick     # smaller sizes, fewer repeats
+  python benchmarks/dist_bench.py --quick     # smaller sizes, fewer repeats (under 3 minutes on an H100)
   python benchmarks/dist_bench.py --cpu       # smoke test of the script on a CPU cluster
 """
 
@@ -43,7 +48,7 @@ if str(ROOT) not in sys.path:  # run from a source checkout without installing
 import hebatch as hb  # noqa: E402
 from hebatch import dist  # noqa: E402
 
-CASES = ("copy", "host_batch", "overhead", "scaling", "large")
+CASES = ("host_memory", "copy", "host_batch", "overhead", "scaling", "large")
 GIB, MIB = 1 << 30, 1 << 20
 
 
@@ -76,8 +81,8 @@ def parse_args(argv=None):
     if cpu:
         args.log_n, args.limbs = min(args.log_n, 10), min(args.limbs, 2)
     defaults = {  # (full, quick, cpu)
-        "chunk_mib": ([64, 256, 1024], [256], [1]),
-        "host_gib": (4.0, 1.0, 1 / 64),
+        "chunk_mib": ([64, 256, 1024], [64, 256], [1]),
+        "host_gib": (4.0, 2.0, 1 / 64),
         "device_gib": (16.0, 4.0, 1 / 64),
         "large_log_n": ([26, 28], [24, 26], [16]),
         "repeats": (5, 3, 2),
@@ -173,8 +178,19 @@ def _meta(on_device):
     return np.empty((0, 0, 0), dtype=np.uint64)
 
 
+def _sync_device():
+    """Wait for all work on this worker's GPU (device tasks return before their kernels end)."""
+    from hebatch.device import gpu_available
+
+    if gpu_available():
+        import cupy
+
+        cupy.cuda.Device().synchronize()
+
+
 def time_dask(client, make, repeats):
-    """Median wall time of persisting make() and waiting for all of it (one warm-up run first)."""
+    """Median wall time of persisting make() and waiting for all of it, kernels included (one
+    warm-up run first)."""
     from distributed import futures_of
 
     from hebatch.distributed.jobs import wait_for
@@ -185,6 +201,7 @@ def time_dask(client, make, repeats):
         y = client.persist(make())
         futures = futures_of(y)
         wait_for(futures)
+        client.run(_sync_device)
         elapsed = time.perf_counter() - start
         keys = [f.key for f in futures]
         del y, futures  # released: the scheduler forgets the keys, and the next run computes them again
@@ -219,11 +236,49 @@ def time_cuda(fn, repeats):
 PROTOCOL = {"protocol": None, "enable_nvlink": False}  # set from the command line
 
 
-def gpu_cluster(k):
-    return dist.cluster(device="gpu", CUDA_VISIBLE_DEVICES=list(range(k)), verbose=False, **PROTOCOL)
+def gpu_cluster(k, warm=()):
+    return dist.cluster(device="gpu", CUDA_VISIBLE_DEVICES=list(range(k)), verbose=False, warm=warm, **PROTOCOL)
+
+
+def _warm(args):
+    """The batch transforms' kernels, loaded by every worker when it starts (no task compiles)."""
+    n = 1 << args.log_n
+    return [(args.log_n, hb.ntt_primes(60, n, args.limbs), True)]
 
 
 # -- cases ---------------------------------------------------------------------------------------
+
+def case_host_memory(args, ctx):
+    """Host memory copy bandwidth of this machine now: one thread, and the worker's copy threads."""
+    from hebatch.distributed.plugin import WorkerState
+    from hebatch.distributed.worker import parallel_copy
+
+    nbytes = (1 / 64 if args.cpu else 0.5 if args.quick else 2.0) * GIB
+    src = np.ones(int(nbytes) // 8, dtype=np.uint64)
+    dst = np.empty_like(src)
+    dst[...] = 0  # touched: page faults are not what is measured
+    state = WorkerState()
+
+    def timed(fn):
+        times = []
+        for i in range(args.repeats + 1):
+            start = time.perf_counter()
+            fn()
+            if i:
+                times.append(time.perf_counter() - start)
+        return _median(times)
+
+    one = timed(lambda: np.copyto(dst, src))
+    from hebatch.distributed import worker
+
+    several = timed(lambda: parallel_copy(dst, src)) if not args.cpu else one
+    state.close()
+    result = {"bytes": src.nbytes, "copy_threads": worker.COPY_THREADS,
+              "copy_GBps_one_thread": src.nbytes / one / 1e9,  # bytes copied per second (each read and written)
+              "copy_GBps_threads": src.nbytes / several / 1e9}
+    ctx["host_memory"] = result
+    return result
+
 
 def case_copy(args, ctx):
     """Pinned H2D and D2H bandwidth (serial and concurrent) and D2D, on GPU 0."""
@@ -298,54 +353,70 @@ def case_host_batch(args, ctx):
     """Batch in the worker's host memory -> NTT on its GPU -> host memory, one GPU."""
     out = []
     with (dist.cluster(device="cpu", n_workers=1, threads_per_worker=2, processes=False, verbose=False)
-          if args.cpu else gpu_cluster(1)) as client:
+          if args.cpu else gpu_cluster(1, _warm(args))) as client:
         for chunk_mib in args.chunk_mib:
             n, moduli, chunk_bytes = _batch_shape(args, chunk_mib)
             x = random_batch(client, int(args.host_gib * GIB), chunk_bytes, n, moduli, on_device=False)
             seconds, runs = time_dask(client, lambda: dist.ntt(x, moduli, negacyclic=True), args.repeats)
             entry = {"chunk_MiB": chunk_mib, "chunks": len(x.chunks[0]), "input_bytes": int(x.nbytes),
                      "seconds": seconds, "runs": runs, "GBps": x.nbytes / seconds / 1e9}
-            copy = ctx.get("copy")
+            copy, memory = ctx.get("copy"), ctx.get("host_memory")
             if copy:
                 entry["fraction_of_round_trip"] = entry["GBps"] / copy["round_trip_GBps"]
-                entry["fraction_of_both_ways"] = entry["GBps"] / copy["both_ways_GBps"]
+                entry["fraction_of_both_ways"] = entry["GBps"] / copy["both_ways_GBps"]  # the target
+            if memory:
+                entry["fraction_of_host_copy"] = entry["GBps"] / memory["copy_GBps_threads"]
             out.append(entry)
             del x
-    return {"log_n": args.log_n, "limbs": args.limbs, "target_fraction": 0.8, "chunks": out}
+    return {"log_n": args.log_n, "limbs": args.limbs, "target_fraction_of_both_ways": 0.8, "chunks": out}
 
 
 def case_overhead(args, ctx):
-    """Device-resident batch on one GPU: dist.ntt against a plain loop of hb.ntt on the same chunk shapes."""
+    """Device-resident batch on one GPU: dist calls against plain loops of the same hb calls on chunks
+    of the same shapes, one GPU, same run."""
     import cupy
+
+    from hebatch.distributed.plugin import worker_report
 
     out = []
     for chunk_mib in args.chunk_mib:
         n, moduli, chunk_bytes = _batch_shape(args, chunk_mib)
         rows = max(1, chunk_bytes // (len(moduli) * n * 8))
         count = max(1, round(args.device_gib * GIB / (rows * len(moduli) * n * 8)))
-        # The loop runs in this process first, alone on GPU 0; then its memory is handed back.
+        # The loops run in this process first, alone on GPU 0; then their memory is handed back.
         chunks = [_random_chunk((rows, len(moduli), n), tuple(moduli), s, True) for s in range(count)]
-
-        def loop():
-            for c in chunks:
-                hb.ntt(c, moduli, negacyclic=True)
-
-        loop_ms, _ = time_cuda(loop, args.repeats)
+        loops = {
+            "ntt": lambda c: hb.ntt(c, moduli, negacyclic=True),
+            "ntt_unchecked": lambda c: hb.ntt(c, moduli, negacyclic=True, check=False),
+            "chain": lambda c: hb.intt(hb.ntt(c, moduli, negacyclic=True), moduli, negacyclic=True),
+            "polymul": lambda c: hb.polymul(c, c, moduli),
+        }
+        loop_seconds = {}
+        for name, fn in loops.items():
+            ms, _ = time_cuda(lambda: [fn(c) for c in chunks], args.repeats)
+            loop_seconds[name] = ms / 1e3
         del chunks
         cupy.get_default_memory_pool().free_all_blocks()
-        with gpu_cluster(1) as client:
+        with gpu_cluster(1, _warm(args)) as client:
             x = random_batch(client, count * rows * len(moduli) * n * 8, rows * len(moduli) * n * 8, n, moduli,
                              on_device=True)
-            seconds, runs = time_dask(client, lambda: dist.ntt(x, moduli, negacyclic=True), args.repeats)
-            # The same graph without the entry check, and with a no-op per chunk: how much is Dask itself.
-            unchecked, _ = time_dask(client, lambda: dist.ntt(x, moduli, negacyclic=True, check=False), args.repeats)
+            jobs = {
+                "ntt": lambda: dist.ntt(x, moduli, negacyclic=True),
+                "ntt_unchecked": lambda: dist.ntt(x, moduli, negacyclic=True, check=False),
+                "chain": lambda: dist.intt(dist.ntt(x, moduli, negacyclic=True), moduli, negacyclic=True),
+                "polymul": lambda: dist.polymul(x, x, moduli),
+            }
+            dist_seconds = {name: time_dask(client, job, args.repeats)[0] for name, job in jobs.items()}
             noop, _ = time_dask(client, lambda: x.map_blocks(_touch, dtype=x.dtype, meta=x._meta), args.repeats)
+            plugins = list(client.run(worker_report).values())
             del x
-        loop = loop_ms / 1e3
-        out.append({"chunk_MiB": chunk_mib, "chunks": count, "loop_seconds": loop, "dist_seconds": seconds,
-                    "dist_runs": runs, "overhead_percent": 100 * (seconds - loop) / loop,
-                    "dist_unchecked_seconds": unchecked, "noop_graph_seconds": noop})
-    return {"log_n": args.log_n, "limbs": args.limbs, "target_overhead_percent": 10, "chunks": out}
+        entry = {"chunk_MiB": chunk_mib, "chunks": count, "noop_graph_seconds": noop, "plugin": plugins[0]}
+        for name in loops:
+            entry[name] = {"loop_seconds": loop_seconds[name], "dist_seconds": dist_seconds[name],
+                           "overhead_percent": 100 * (dist_seconds[name] - loop_seconds[name]) / loop_seconds[name]}
+        out.append(entry)
+    return {"log_n": args.log_n, "limbs": args.limbs,
+            "target_overhead_percent": {"256": 10, "64": 25}, "chunks": out}
 
 
 def _touch(block):
@@ -360,7 +431,7 @@ def case_scaling(args, ctx):
     n, moduli, chunk_bytes = _batch_shape(args, chunk_mib)
     out = []
     for k in gpus:
-        with gpu_cluster(k) as client:
+        with gpu_cluster(k, _warm(args)) as client:
             x = random_batch(client, int(args.device_gib * GIB), chunk_bytes, n, moduli, on_device=True,
                              chunk_multiple=4)
             seconds, runs = time_dask(client, lambda: dist.ntt(x, moduli, negacyclic=True), args.repeats)
@@ -468,7 +539,7 @@ def case_large(args, ctx):
     return out
 
 
-CASE_FUNCTIONS = {"copy": case_copy, "host_batch": case_host_batch, "overhead": case_overhead,
+CASE_FUNCTIONS = {"host_memory": case_host_memory, "copy": case_copy, "host_batch": case_host_batch, "overhead": case_overhead,
                   "scaling": case_scaling, "large": case_large}
 NEEDS_GPU = {"copy", "overhead", "scaling"}
 
@@ -487,20 +558,24 @@ def summary_rows(record):
             rows.append((name, "skipped", case["skipped"]))
             continue
         r = case["result"]
-        if name == "copy":
+        if name == "host_memory":
+            rows.append((name, "GB/s copied", f"one thread {r['copy_GBps_one_thread']:.1f}, "
+                                              f"{r['copy_threads']} threads {r['copy_GBps_threads']:.1f}"))
+        elif name == "copy":
             rows.append((name, "GB/s", f"H2D {r['h2d_GBps']:.1f}, D2H {r['d2h_GBps']:.1f}, round trip "
                                        f"{r['round_trip_GBps']:.1f}, both ways {r['both_ways_GBps']:.1f}, "
                                        f"D2D {r['d2d_GBps']:.0f}"))
         elif name == "host_batch":
             for c in r["chunks"]:
-                frac = f", {100 * c['fraction_of_round_trip']:.0f}% of round trip" if "fraction_of_round_trip" in c else ""
+                frac = (f", {100 * c['fraction_of_both_ways']:.0f}% of both ways (target 80%), "
+                        f"{100 * c['fraction_of_round_trip']:.0f}% of round trip" if "fraction_of_both_ways" in c else "")
                 rows.append((name, f"chunk {c['chunk_MiB']} MiB", f"{c['GBps']:.2f} GB/s{frac}"))
         elif name == "overhead":
             for c in r["chunks"]:
-                rows.append((name, f"chunk {c['chunk_MiB']} MiB",
-                             f"dist {c['dist_seconds'] * 1e3:.1f} ms, loop {c['loop_seconds'] * 1e3:.1f} ms, "
-                             f"overhead {c['overhead_percent']:.1f}%; unchecked {c['dist_unchecked_seconds'] * 1e3:.1f} ms, "
-                             f"no-op graph {c['noop_graph_seconds'] * 1e3:.1f} ms"))
+                parts = [f"{job} {c[job]['dist_seconds'] * 1e3:.1f}/{c[job]['loop_seconds'] * 1e3:.1f} ms "
+                         f"({c[job]['overhead_percent']:+.0f}%)" for job in ("ntt", "ntt_unchecked", "chain", "polymul")]
+                rows.append((name, f"chunk {c['chunk_MiB']} MiB dist/loop",
+                             ", ".join(parts) + f"; no-op graph {c['noop_graph_seconds'] * 1e3:.1f} ms"))
         elif name == "scaling":
             for c in r["runs"]:
                 rows.append((name, f"{c['gpus']} GPU", f"{c['seconds'] * 1e3:.1f} ms, {c['GBps']:.1f} GB/s, "
@@ -560,6 +635,7 @@ def main(argv=None) -> int:
         "cases": [],
     }
     ctx = {"gpus": gpus}
+    started = time.perf_counter()
     for name in args.cases:
         entry = {"case": name}
         if name in NEEDS_GPU and not gpus:
@@ -574,6 +650,7 @@ def main(argv=None) -> int:
         record["cases"].append(entry)
         print(f"{name}: {'error' if 'error' in entry else 'skipped' if 'skipped' in entry else 'done'}",
               file=sys.stderr)
+    record["wall_seconds"] = time.perf_counter() - started
     print_table(record)
     for path in write_json(record, args.out_dir):
         print(f"wrote {path}", file=sys.stderr)
