@@ -369,3 +369,42 @@ def test_in_memory_input_is_checked_before_submission(client, tmp_path):
         dist.polymul(residues(Q[0], (8, 64)), x, Q[0])
     after = set(client.run_on_scheduler(lambda dask_scheduler=None: list(dask_scheduler.tasks)))
     assert after <= before  # nothing was scattered or submitted
+
+
+@pytest.mark.gpu
+def test_gpu_host_pipeline_pins_results_and_releases_inputs(monkeypatch):
+    """Host chunks: copied from their own (registered, then released) memory into a pinned result."""
+    import cupy
+
+    monkeypatch.setattr(worker, "STAGE_BYTES", 5 * 3 * 2**10 * 8)
+    x = np.stack([residues(q, (64, 2**10)) for q in Q], axis=1)
+    check = worker.EntryCheck(tuple(Q), True)
+    got = worker.on_worker(lambda v: hb.ntt(v, Q, check=False), x, device="gpu", check=check)
+    assert np.array_equal(got, hb.ntt(x, Q))
+    attributes = cupy.cuda.runtime.pointerGetAttributes(got.ctypes.data)
+    assert attributes.type == cupy.cuda.runtime.memoryTypeHost  # pinned: no page faults while copying out
+    cupy.cuda.runtime.hostRegister(x.ctypes.data, x.nbytes, 0)  # the task unregistered its input
+    cupy.cuda.runtime.hostUnregister(x.ctypes.data)
+    x[63, 2, 5] = Q[2]
+    with pytest.raises(ValueError, match=r"entries >= its limb's modulus"):
+        worker.on_worker(lambda v: hb.ntt(v, Q, check=False), x, device="gpu", check=check)
+
+
+@pytest.mark.gpu
+def test_gpu_device_tasks_without_host_waits_stay_ordered():
+    """Device tasks return before their kernels end; jobs reading their results (other threads, other
+    streams, the host) still see finished data, and chains stay one task per chunk."""
+    with dist.cluster(device="gpu", threads_per_worker=4, dashboard_address=":0", verbose=False):
+        x = np.stack([residues(q, (256, 2**12)) for q in Q], axis=1)
+        xd = dist.to_device(dist.from_numpy(x, chunks=8)).persist()
+        for _ in range(3):
+            y = dist.ntt(xd, Q, negacyclic=True, check=False).persist()  # own job, own tasks and streams
+            z = dist.intt(y, Q, negacyclic=True, check=False).persist()
+            assert np.array_equal(dist.run(dist.to_host(z)), x)
+            chain = dist.intt(dist.ntt(xd, Q), Q)
+            assert np.array_equal(dist.run(dist.to_host(chain)), x)
+            assert np.array_equal(dist.run(dist.to_host(dist.polymul(xd, xd, Q))), hb.polymul(x, x, Q))
+        bad = x.copy()
+        bad[77, 1, 9] = Q[1]
+        with pytest.raises(ValueError, match=r"entries >= .*chunk \(9, 0, 0\) rows 72:80"):
+            dist.run(dist.ntt(dist.to_device(dist.from_numpy(bad, chunks=8)), Q))

@@ -115,6 +115,7 @@ def _model():
     cupy.bool_ = np.bool_
     cupy.stack = lambda arrays: np.stack(arrays).view(_DeviceArray)
     cupy.cuda = types.SimpleNamespace(Stream=Stream, Device=lambda: types.SimpleNamespace(id=0),
+                                      get_current_stream=lambda: _Model.current or Stream(),
                                       runtime=types.SimpleNamespace(hostRegister=host_register,
                                                                     hostUnregister=host_unregister))
     cupyx = types.ModuleType("cupyx")

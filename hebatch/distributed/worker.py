@@ -132,15 +132,26 @@ def _fused_check(state, x, bound, out=None):
     """One device pass: out (a bool scalar) = any(x >= bound), no temporaries, no host wait."""
     import cupy
 
-    if not hasattr(cupy, "ReductionKernel"):  # a stand-in CuPy (tests)
-        value = cupy.asarray((x >= bound).any()) if out is None else None
-        if out is not None:
-            out[...] = (x >= bound).any()
-            return out
-        return value
+    if not hasattr(cupy, "ReductionKernel"):  # a stand-in CuPy (tests): the same result, unfused
+        out = cupy.zeros((), cupy.bool_) if out is None else out
+        out[...] = (x >= bound).any()
+        return out
     kernel = state.kernel("out_of_range", lambda: cupy.ReductionKernel(
         "T x, T q", "bool y", "x >= q", "a | b", "y = a", "false", "hebatch_out_of_range"))
     return kernel(x, bound, out=out)
+
+
+def _device_bound(state, check):
+    """The moduli on the current GPU, uploaded once per worker (an upload from pageable memory can wait
+    for the stream, so it is not done per task)."""
+    import cupy
+
+    def upload():
+        bound = check.bound(cupy)
+        cupy.cuda.get_current_stream().synchronize()  # complete before any other stream reads it
+        return bound
+
+    return state.kernel(("bound", check.moduli, check.rns, cupy.cuda.Device().id), upload)
 
 
 def _on_device(fn, operands, check):
@@ -157,7 +168,7 @@ def _on_device(fn, operands, check):
                 ops = [op if is_device_array(op) else _upload(op, stream, registered) for op in operands]
             flag = None
             if check is not None and any(op.size for op in ops[:check.operands]):
-                flags = [_fused_check(state, op, check.bound(cupy)) for op in ops[:check.operands] if op.size]
+                flags = [_fused_check(state, op, _device_bound(state, check)) for op in ops[:check.operands] if op.size]
                 flag = flags[0] if len(flags) == 1 else cupy.stack(flags).any()
             with state.phase("transform"):
                 y = fn(*ops)
@@ -235,10 +246,11 @@ def _pipelined(fn, operands, check):
             with state.phase("copy in"):
                 fixed = [None if s else _upload(op, streams[0], registered) for op, s in zip(operands, sliced)]
             if check is not None:
+                bound = _device_bound(state, check)
                 flags = cupy.zeros((len(slices) + 1, check.operands), dtype=cupy.bool_)
                 for k in range(check.operands):
                     if not sliced[k] and fixed[k].size:  # a broadcast operand is checked once
-                        _fused_check(state, fixed[k], check.bound(cupy), out=flags[len(slices), k, ...])
+                        _fused_check(state, fixed[k], bound, out=flags[len(slices), k, ...])
         if not all(sliced):
             ready = streams[0].record()
             for s in streams[1:]:
@@ -259,7 +271,7 @@ def _pipelined(fn, operands, check):
                 if check is not None:
                     for k in range(check.operands):
                         if sliced[k]:
-                            _fused_check(state, device_ops[k], check.bound(cupy), out=flags[index, k, ...])
+                            _fused_check(state, device_ops[k], bound, out=flags[index, k, ...])
                 with state.phase("transform"):
                     y = fn(*device_ops)
                 if out is None:
