@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import inspect
 import logging
 import os
 import sys
@@ -125,8 +126,9 @@ def cluster(address=None, *, device="auto", n_workers=None, threads_per_worker=N
     if use_gpu:
         _check_gpu_workers(n_workers, cluster_options.get("CUDA_VISIBLE_DEVICES"))
         options = {k: v for k, v in gpu_options.items() if v is not None}
-        if rmm_pool_size is not None and "rmm_allocator_external_lib_list" not in cluster_options:
-            options["rmm_allocator_external_lib_list"] = ["cupy"]  # CuPy allocates from the pool
+        if (rmm_pool_size is not None and "rmm_allocator_external_lib_list" not in cluster_options
+                and "rmm_allocator_external_lib_list" in inspect.signature(LocalCUDACluster).parameters):
+            options["rmm_allocator_external_lib_list"] = ["cupy"]  # CuPy allocates from the pool (else the plugin does)
         started = LocalCUDACluster(n_workers=n_workers, threads_per_worker=threads_per_worker or GPU_THREADS,
                                    protocol=protocol or "tcp", dashboard_address=dashboard_address,
                                    **options, **cluster_options)
