@@ -85,9 +85,8 @@ class _Chain:
 
 
 def _chunk_task(*blocks, op, device, label, block_info=None):
-    check = op.entry_check()
-    return run_task(op.unchecked() if check is not None else op, *blocks, device=device,
-                    where=describe_block(label, block_info), check=check)
+    return run_task(op.unchecked(), *blocks, device=device, where=describe_block(label, block_info),
+                    check=op.entry_check())
 
 
 FUSED = "_hebatch_fused"  # attribute of a result of ntt/intt/polymul: (operands, chain, device, label)
@@ -149,6 +148,10 @@ def ntt(x, modulus, *, negacyclic=False, inverse=False, algorithm="auto", root=N
     there (check=False skips that pass over each chunk, for data known to be reduced). device: where
     NumPy chunks are transformed: "auto" (the worker's GPU if it has one), "gpu" or "cpu"; CuPy
     chunks stay on their GPU. Tasks are named like ntt_negacyclic_2^16.
+    A NumPy or CuPy x is checked here, before anything is submitted (one pass); Dask chunks are
+    checked in their tasks by one fused pass on the device. Applied directly to the result of
+    ntt/intt/polymul, the transform joins that result's tasks (named like
+    ntt_negacyclic_2^16_then_intt); computing both that result and this one runs the first step twice.
     """
     inverse = _check_flag(inverse, "inverse")
     check = _check_flag(check, "check")

@@ -30,6 +30,7 @@ from ..device import check_device as _check_device
 from .plugin import COPY_THREADS, current_state
 
 STAGE_BYTES = 64 << 20  # bytes of one pipelined slice: large enough for full-speed DMA
+HOST_REGISTER_READ_ONLY = 8  # cudaHostRegisterReadOnly: chunks deserialised from read-only buffers
 PIPELINE_STREAMS = 3  # slices in flight per task: copy in, transform and copy out of three slices overlap
 _CONTEXT_TYPES = (ValueError, TypeError, RuntimeError, NotImplementedError, ArithmeticError)
 
@@ -137,7 +138,7 @@ def _fused_check(state, x, bound, out=None):
         out[...] = (x >= bound).any()
         return out
     kernel = state.kernel("out_of_range", lambda: cupy.ReductionKernel(
-        "T x, T q", "bool y", "x >= q", "a | b", "y = a", "false", "hebatch_out_of_range"))
+        "T x, T q", "bool y", "x >= q", "a | b", "y = a", "false", "hebatch_out_of_range", reduce_type="bool"))
     return kernel(x, bound, out=out)
 
 
@@ -180,6 +181,10 @@ def _on_device(fn, operands, check):
         state.produced(stream, outputs)
         state.release_to(producers, stream)
         return y
+    except BaseException:
+        if registered:
+            stream.synchronize()  # no upload may still read memory unregistered below
+        raise
     finally:
         _unregister(registered)
 
@@ -193,12 +198,14 @@ def _register(x, registered):
     if x.nbytes == 0:
         return x
     runtime = cupy.cuda.runtime
-    try:
-        runtime.hostRegister(x.ctypes.data, x.nbytes, 0)
-    except Exception:  # already pinned (by another task or its owner), or not registrable: copied as is
+    for flags in (0,) if x.flags.writeable else (0, HOST_REGISTER_READ_ONLY):
+        try:
+            runtime.hostRegister(x.ctypes.data, x.nbytes, flags)
+        except Exception:  # already pinned (by another task or its owner), or not registrable
+            continue
+        registered.append(x)
         return x
-    registered.append(x)
-    return x
+    return x  # copied from pageable memory: correct, only slower
 
 
 def _unregister(registered) -> None:
@@ -251,10 +258,9 @@ def _pipelined(fn, operands, check):
                 for k in range(check.operands):
                     if not sliced[k] and fixed[k].size:  # a broadcast operand is checked once
                         _fused_check(state, fixed[k], bound, out=flags[len(slices), k, ...])
-        if not all(sliced):
-            ready = streams[0].record()
-            for s in streams[1:]:
-                s.wait_event(ready)
+        ready = streams[0].record()  # the flags' zeros and the broadcast operands come first
+        for s in streams[1:]:
+            s.wait_event(ready)
         for index, start in enumerate(slices):
             stop = min(start + step, rows)
             stream = streams[index % len(streams)]
