@@ -106,7 +106,8 @@ def _model():
 
     def empty_pinned(shape, dtype):
         out = np.empty(shape, dtype)
-        _Model.pinned.update(out[i:].ctypes.data for i in range(max(1, out.shape[0])))
+        _Model.pinned.add(out.ctypes.data)
+        _Model.pinned.update(out[i:].ctypes.data for i in range(out.shape[0] if out.ndim else 0))
         return out
 
     cupy = types.ModuleType("cupy")

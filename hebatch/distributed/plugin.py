@@ -15,6 +15,8 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager, nullcontext
 
+import numpy as np
+
 from ..device import gpu_available
 
 PLUGIN_NAME = "hebatch"
@@ -95,6 +97,15 @@ class WorkerState:
             _, event = self.producers.get(_base_ptr(array), (None, None))
         if event is not None:
             event.synchronize()
+
+    def pinned_flag(self):
+        """This thread's one-byte pinned buffer for a device verdict (reused: read before the next use)."""
+        import cupyx
+
+        flag = getattr(self._thread, "flag", None)
+        if flag is None:
+            flag = self._thread.flag = cupyx.empty_pinned((), dtype=np.bool_)
+        return flag
 
     def copy_pool(self) -> ThreadPoolExecutor:
         with self.lock:

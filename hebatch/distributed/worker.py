@@ -167,16 +167,23 @@ def _on_device(fn, operands, check):
         with stream:
             with state.phase("copy in"):
                 ops = [op if is_device_array(op) else _upload(op, stream, registered) for op in operands]
-            flag = None
+            checked = None
             if check is not None and any(op.size for op in ops[:check.operands]):
+                # The verdict is copied to pinned memory before the transform is queued: the host then
+                # waits for the check only, while the GPU goes on with the transform.
                 flags = [_fused_check(state, op, _device_bound(state, check)) for op in ops[:check.operands] if op.size]
-                flag = flags[0] if len(flags) == 1 else cupy.stack(flags).any()
+                verdict = state.pinned_flag()
+                cupy.asnumpy(flags[0] if len(flags) == 1 else cupy.stack(flags).any(), stream=stream,
+                             out=verdict, blocking=False)
+                checked = stream.record()
             with state.phase("transform"):
                 y = fn(*ops)
         if registered:
             stream.synchronize()  # the uploads read host memory that is unregistered below
-        if flag is not None and bool(flag.get(stream=stream)):  # the task's one wait, only with check
-            check.raise_for(ops, cupy)
+        if checked is not None:
+            checked.synchronize()  # the task's one wait, only with check, and not for the transform
+            if bool(verdict[()]):
+                check.raise_for(ops, cupy)
         outputs = [y] if is_device_array(y) else [a for a in (y if isinstance(y, tuple) else ()) if is_device_array(a)]
         state.produced(stream, outputs)
         state.release_to(producers, stream)
