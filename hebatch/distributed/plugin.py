@@ -56,9 +56,8 @@ class WorkerState:
         mine = getattr(self._thread, "streams", None)
         if mine is None:
             mine = self._thread.streams = {}
-        found = mine.get(device, [])
-        if len(found) < count or not all(isinstance(s, cupy.cuda.Stream) for s in found):
-            found = found[:count] if all(isinstance(s, cupy.cuda.Stream) for s in found) else []
+        found = [s for s in mine.get(device, []) if isinstance(s, cupy.cuda.Stream)]  # (CuPy reloaded: new ones)
+        if len(found) < count:
             found += [cupy.cuda.Stream(non_blocking=False) for _ in range(count - len(found))]
             mine[device] = found
         return found[:count]
