@@ -35,10 +35,11 @@ class _Payload:
 def _bfv_task(*blocks, fn, payload, label, block_info=None):
     if not isinstance(payload, _Payload):  # the scheduler hands over the scattered value
         raise TypeError(f"{label}: the key payload did not arrive (got {type(payload).__name__})")
-    ctx = worker_context(payload.params, payload.backend)
+    state = current_state()
+    ctx = state.bfv_context(payload.params, payload.backend)
     fingerprint, key_id = payload.params.fingerprint, payload.keys.key_id
     cts = [scheme.Ciphertext(ctx.ops.asarray(b), fingerprint, key_id) for b in blocks]
-    with failures_named(describe_block(label, block_info)):
+    with failures_named(describe_block(label, block_info)), state.phase(label):
         out = fn(ctx, payload.keys, *cts)
     if not isinstance(out, scheme.Ciphertext):
         raise TypeError(f"{label}: fn must return a bfv.Ciphertext, got {type(out).__name__}")

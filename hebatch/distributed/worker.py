@@ -20,6 +20,7 @@ Per-worker state (streams, kernels, contexts) belongs to the worker's HebatchPlu
 
 from __future__ import annotations
 
+import os
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -187,6 +188,8 @@ def _on_device(fn, operands, check):
         outputs = [y] if is_device_array(y) else [a for a in (y if isinstance(y, tuple) else ()) if is_device_array(a)]
         state.produced(stream, outputs)
         state.release_to(producers, stream)
+        if os.environ.get("CUPY_CUDA_PER_THREAD_DEFAULT_STREAM") == "1":
+            stream.synchronize()  # per-thread default streams do not wait for ours: readers would race
         return y
     except BaseException:
         if registered:
