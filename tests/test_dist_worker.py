@@ -46,6 +46,7 @@ class _Model:
     pending = []
     current = None
     registered = {}
+    log = []  # "fn" (a transform queued), "wait" (the host waited for the GPU)
 
     @classmethod
     def flush(cls):
@@ -58,9 +59,11 @@ class _Model:
 def _model():
     _Model.pending.clear()
     _Model.registered.clear()
+    _Model.log.clear()
 
     class Event:
         def synchronize(self):
+            _Model.log.append("wait")
             _Model.flush()
 
     class Stream:
@@ -81,6 +84,7 @@ def _model():
             pass
 
         def synchronize(self):
+            _Model.log.append("wait")
             _Model.flush()
 
     def empty(shape, dtype):
@@ -142,6 +146,7 @@ def _on_model_device(fn):
     def run(*arrays):
         cupy = sys.modules["cupy"]
         assert _Model.current is not None
+        _Model.log.append("fn")
         assert all(isinstance(a, cupy.ndarray) for a in arrays)
         return fn(*[np.asarray(a) for a in arrays]).view(cupy.ndarray)
     return run
@@ -215,3 +220,25 @@ def test_entry_check_fused_on_the_device(model_gpu, monkeypatch, bad_row):
     pair = worker.EntryCheck(tuple(Q), True, ("a", "b"))
     with pytest.raises(ValueError, match="has entries >="):
         worker.on_worker(_on_model_device(lambda u, v: hb.polymul(u, v, Q, check=False)), x, b, check=pair)
+
+
+def test_host_waits_once_per_task_after_everything_is_queued(model_gpu, monkeypatch):
+    """Host chunks: every slice is queued before the host waits (one wait per stream, at the end).
+    Device chunks: no wait without the entry check; with it, one wait, after the transform is queued."""
+    monkeypatch.setattr(worker, "STAGE_BYTES", 2 * 2 * 2**10 * 8)
+    x = np.stack([residues(q, (12, 2**10)) for q in Q], axis=1)
+    fn = _on_model_device(lambda v: hb.ntt(v, Q, check=False))
+    check = worker.EntryCheck(tuple(Q), True)
+    worker.on_worker(fn, x, check=check)  # the first also uploads the moduli, once per worker
+    _Model.log.clear()
+    worker.on_worker(fn, x, check=check)
+    last = max(i for i, e in enumerate(_Model.log) if e == "fn")
+    assert _Model.log.count("fn") == 6 and "wait" not in _Model.log[:last]
+    assert _Model.log.count("wait") == worker.PIPELINE_STREAMS
+    on_device = x.copy().view(model_gpu.ndarray)
+    _Model.log.clear()
+    worker.on_worker(fn, on_device)
+    assert _Model.log == ["fn"]
+    _Model.log.clear()
+    worker.on_worker(fn, on_device, check=check)
+    assert _Model.log == ["fn", "wait"]
