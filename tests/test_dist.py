@@ -408,3 +408,30 @@ def test_gpu_device_tasks_without_host_waits_stay_ordered():
         bad[77, 1, 9] = Q[1]
         with pytest.raises(ValueError, match=r"entries >= .*chunk \(9, 0, 0\) rows 72:80"):
             dist.run(dist.ntt(dist.to_device(dist.from_numpy(bad, chunks=8)), Q))
+
+
+def _negate(v):
+    """-v mod the limb's modulus (Q), with the array module of v."""
+    from hebatch.device import array_module
+
+    xp = array_module(v)
+    q = xp.asarray(np.array(Q, dtype=np.uint64).reshape(-1, 1))
+    return xp.where(v == 0, v, q - v)
+
+
+def test_map_chunks_joins_a_chain_of_transforms(client):
+    """ntt -> a pointwise step -> intt as one task per chunk; intt(-ntt(x)) == -x exactly."""
+    x = np.stack([residues(q, (10, 2**8)) for q in Q], axis=1)
+    xd = dist.from_numpy(x, chunks=3)
+    y = dist.intt(dist.map_chunks(_negate, dist.ntt(xd, Q, negacyclic=True)), Q, negacyclic=True)
+    assert key_split(y.name) == "ntt_negacyclic_2^8_then_map_then_intt"
+    assert len(y.__dask_graph__().layers) == len(dist.ntt(xd, Q).__dask_graph__().layers)
+    assert np.array_equal(dist.run(y), _negate(x))
+    alone = dist.map_chunks(_negate, xd, name="negate")
+    assert key_split(alone.name) == "negate" and np.array_equal(dist.run(alone), _negate(x))
+    with pytest.raises(TypeError, match="fn must be callable"):
+        dist.map_chunks(3, xd)
+    with pytest.raises(ValueError, match="batch length"):
+        dist.map_chunks(_negate, xd, x[:4])
+    with pytest.raises(ValueError, match="name must be"):
+        dist.map_chunks(_negate, xd, name="a-b")

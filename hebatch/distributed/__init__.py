@@ -16,7 +16,7 @@ chunks are transformed without the host waiting (worker.py).
 """
 
 from .arrays import batch_chunks, chunk_budget, from_numpy, to_device, to_host
-from .batch import intt, ntt, polymul
+from .batch import intt, map_chunks, ntt, polymul
 from .bfv import bfv_map
 from .cluster import SCHEDULER_ENV, cluster, wait_for_workers
 from .jobs import run
@@ -27,4 +27,4 @@ from .zarr_io import from_zarr, to_zarr, zarr_status
 
 __all__ = ["bfv_map", "cluster", "from_numpy", "from_zarr", "to_zarr", "zarr_status", "ntt", "intt", "polymul", "ntt_large",
            "LargeNTT", "run", "to_device", "to_host", "batch_chunks", "chunk_budget", "SCHEDULER_ENV", "DEVICES",
-           "TRANSPOSES", "HebatchPlugin", "worker_report", "wait_for_workers"]
+           "TRANSPOSES", "map_chunks", "HebatchPlugin", "worker_report", "wait_for_workers"]

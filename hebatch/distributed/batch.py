@@ -10,6 +10,7 @@ import math
 from dataclasses import dataclass, replace
 
 import dask.array as da
+import numpy as np
 
 from ..ntt.api import ntt as array_ntt
 from ..ntt.api import polymul as array_polymul
@@ -53,6 +54,19 @@ class _Polymul:
     def __call__(self, a, b):
         return array_polymul(a, b, self.modulus, negacyclic=self.negacyclic, algorithm=self.algorithm,
                              check=self.check)
+
+
+@dataclass(frozen=True)
+class _Map:
+    """A user function of the chunks' arrays (NumPy on CPU workers, CuPy on GPU workers)."""
+
+    fn: object
+    names: tuple = ("x",)
+    modulus: object = None  # unknown: a transform after it checks its input
+    check: bool = False
+
+    def __call__(self, *arrays):
+        return self.fn(*arrays)
 
 
 @dataclass(frozen=True)
@@ -199,3 +213,39 @@ def polymul(a, b, modulus, *, negacyclic=True, algorithm="auto", device="auto", 
     op = _Polymul(_per_limb(args.moduli, args), args.negacyclic, args.algorithm, check)
     label = task_label("polymul", args.negacyclic, args.n)
     return _lazy((a, b), op, device, label, a._meta, a.dtype)
+
+
+def map_chunks(fn, *arrays, name: str | None = None, device: str = "auto", dtype=None) -> da.Array:
+    """Lazy fn(*chunks) on every batch chunk, inside one task that joins the ntt/intt/polymul calls
+    applied directly before or after it (e.g. ntt -> a pointwise product -> intt as one task per chunk,
+    its intermediates on the GPU).
+
+    fn: a picklable function of arrays (CuPy arrays on a GPU worker, NumPy on a CPU one) returning
+    one array with the first operand's batch length; it should call hb functions (which accept both).
+    arrays: Dask, NumPy or CuPy arrays chunked alike along axis 0 (an operand with batch length 1
+    broadcasts). device: as `ntt`. dtype: of the result (default: the first operand's). name: the
+    task group's name (default map_<fn name>).
+    """
+    if not callable(fn):
+        raise TypeError(f"fn must be callable, got {type(fn).__name__}")
+    if not arrays:
+        raise ValueError("map_chunks needs at least one array")
+    device = check_device(device)
+    label = name or f"map_{getattr(fn, '__name__', 'fn')}".replace("<", "").replace(">", "")
+    if not isinstance(label, str) or not label or "-" in label:
+        raise ValueError(f"name must be a non-empty name without '-', got {name!r}")
+    for i, a in enumerate(arrays):  # checked before anything is scattered
+        chunk_backend(a, f"arrays[{i}]")
+        if a.ndim < 1:
+            raise ValueError(f"arrays[{i}] must have a batch axis: got a 0-d array")
+        if i and a.shape[0] not in (arrays[0].shape[0], 1):
+            raise ValueError(f"arrays[{i}] has batch length {a.shape[0]}, arrays[0] {arrays[0].shape[0]}: they "
+                             "must agree (or be 1, to broadcast)")
+    batches = [as_batch(a, f"arrays[{i}]") for i, a in enumerate(arrays)]
+    first = batches[0]
+    for i, b in enumerate(batches[1:], 1):
+        if b.shape[0] == first.shape[0] and b.chunks[0] != first.chunks[0]:
+            batches[i] = b.rechunk({0: first.chunks[0]})
+    step = _Map(fn, tuple(f"arrays[{i}]" for i in range(len(batches))))
+    dtype = np.dtype(dtype or first.dtype)
+    return _lazy(tuple(batches), step, device, label, first._meta.astype(dtype), dtype)
