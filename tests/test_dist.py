@@ -404,6 +404,8 @@ def test_gpu_device_tasks_without_host_waits_stay_ordered():
             chain = dist.intt(dist.ntt(xd, Q), Q)
             assert np.array_equal(dist.run(dist.to_host(chain)), x)
             assert np.array_equal(dist.run(dist.to_host(dist.polymul(xd, xd, Q))), hb.polymul(x, x, Q))
+            fused = dist.intt(dist.map_chunks(_negate, dist.ntt(xd, Q)), Q)  # one task per chunk, on the GPU
+            assert np.array_equal(dist.run(dist.to_host(fused)), _negate(x))
         bad = x.copy()
         bad[77, 1, 9] = Q[1]
         with pytest.raises(ValueError, match=r"entries >= .*chunk \(9, 0, 0\) rows 72:80"):
