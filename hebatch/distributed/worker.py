@@ -7,13 +7,14 @@ block step) and its operands, and optionally the entry check of its first operan
   the streams that produced its operands by events (on the GPU, not the host), and returns without
   waiting: the streams are blocking ones, so whatever reads the result through CUDA's default stream
   (Dask's serialisation, `.get()`) waits for it. The entry check is one fused device reduction per
-  chunk, read once at the end of the task (a task with check=False never waits on the host).
+  chunk whose verdict is copied to pinned memory before the transform is queued: the task waits for
+  that verdict only, while the GPU goes on (a task with check=False never waits on the host).
 - NumPy chunks on a worker with a GPU are pipelined in slices over several streams: the chunk's own
   memory is registered as pinned memory (no staging copy), each slice is copied in, transformed and
   copied out into the pinned result on one stream while the other streams copy the next slices, and
   the task waits once at the end. The result lives in pinned memory from CuPy's pinned pool, so it is
   not page-faulted in by the copies.
-- On the CPU the function runs on the NumPy chunks (hb.ntt checks them itself).
+- On the CPU the function runs on the NumPy chunks, after the same entry check with NumPy.
 
 Per-worker state (streams, kernels, contexts) belongs to the worker's HebatchPlugin (plugin.py).
 """
@@ -111,8 +112,8 @@ def on_worker(fn, *operands, device: str = "auto", keep_on_device: bool = False,
     operands: on the GPU when device is "gpu", or "auto" and the worker has one, else on the CPU;
     the result is NumPy unless keep_on_device. Operands share the batch axis 0; an operand whose
     axis 0 has length 1 while the others are longer is broadcast (uploaded once). check: entries of
-    the first check.operands operands are checked on the device (fn must not check them again); on
-    the CPU fn is trusted to check.
+    the first check.operands operands are checked (fused on the device, or with NumPy on the CPU)
+    and fn need not check them again; a failure raises ValueError naming the operand.
     """
     on_device = any(is_device_array(op) for op in operands)
     if not on_device:
