@@ -410,8 +410,11 @@ def case_overhead(args, ctx):
             entry[name] = {"loop_seconds": loop_seconds[name], "dist_seconds": dist_seconds[name],
                            "overhead_percent": 100 * (dist_seconds[name] - loop_seconds[name]) / loop_seconds[name]}
         out.append(entry)
-    return {"log_n": args.log_n, "limbs": args.limbs,
-            "target_overhead_percent": {"256": 10, "64": 25}, "chunks": out}
+    # The smallest chunk whose unchecked and checked ntt stay within 10% of the plain loop: the evidence
+    # for arrays.GPU_CHUNK_MAX (None: no chunk size measured here met it).
+    met = [c["chunk_MiB"] for c in out if max(c["ntt"]["overhead_percent"], c["ntt_unchecked"]["overhead_percent"]) <= 10]
+    return {"log_n": args.log_n, "limbs": args.limbs, "target_overhead_percent": {"256": 10, "64": 25},
+            "smallest_chunk_MiB_within_10_percent": min(met) if met else None, "chunks": out}
 
 
 def _touch(block):
