@@ -48,7 +48,7 @@ if str(ROOT) not in sys.path:  # run from a source checkout without installing
 import hebatch as hb  # noqa: E402
 from hebatch import dist  # noqa: E402
 
-CASES = ("host_memory", "copy", "host_batch", "overhead", "scaling", "large")
+CASES = ("host_memory", "copy", "probe", "host_batch", "overhead", "scaling", "large")
 GIB, MIB = 1 << 30, 1 << 20
 
 
@@ -60,6 +60,7 @@ def parse_args(argv=None):
     p.add_argument("--log-n", type=int, default=16, help="batch transforms: log2 of n")
     p.add_argument("--limbs", type=int, default=8, help="batch transforms: RNS limbs (60-bit primes)")
     p.add_argument("--chunk-mib", type=int, nargs="+", default=None, help="chunk sizes (MiB) of the batch cases")
+    p.add_argument("--host-chunk-mib", type=int, nargs="+", default=None, help="chunk sizes (MiB) of host_batch")
     p.add_argument("--host-gib", type=float, default=None, help="input size of host_batch")
     p.add_argument("--device-gib", type=float, default=None, help="input size of overhead and scaling")
     p.add_argument("--large-log-n", type=int, nargs="+", default=None, help="sizes of the large case")
@@ -81,9 +82,10 @@ def parse_args(argv=None):
     if cpu:
         args.log_n, args.limbs = min(args.log_n, 10), min(args.limbs, 2)
     defaults = {  # (full, quick, cpu)
-        "chunk_mib": ([64, 256, 1024], [64, 256], [1]),
-        "host_gib": (4.0, 2.0, 1 / 64),
-        "device_gib": (16.0, 4.0, 1 / 64),
+        "chunk_mib": ([64, 256, 1024], [64, 256], [1]),  # overhead and scaling
+        "host_chunk_mib": ([256, 1024], [256, 1024], [1]),
+        "host_gib": (8.0, 4.0, 1 / 64),
+        "device_gib": (16.0, 8.0, 1 / 64),
         "large_log_n": ([26, 28], [24, 26], [16]),
         "repeats": (5, 3, 2),
     }
@@ -135,9 +137,10 @@ def _versions() -> dict:
     return out
 
 
-def _random_chunk(shape, moduli, seed, on_device):
+def _random_chunk(shape, moduli, seed, on_device, pinned=True):
     """Uniform residues of shape (rows, limbs, n), made on the worker: on its GPU when it has one
-    (fast), returned on the device if on_device, else copied to host memory."""
+    (fast), returned on the device if on_device, else copied to host memory (pinned memory from the
+    worker's pool if pinned, else pageable NumPy memory)."""
     from hebatch.distributed.worker import worker_has_gpu
 
     if worker_has_gpu():
@@ -146,12 +149,18 @@ def _random_chunk(shape, moduli, seed, on_device):
         rs = cupy.random.RandomState(seed)
         x = cupy.stack([rs.randint(0, q, size=(shape[0], shape[2]), dtype=cupy.int64) for q in moduli],
                        axis=1).astype(cupy.uint64)
-        return x if on_device else x.get()
+        if on_device:
+            return x
+        if pinned:  # made straight into pinned memory from the worker's pool, as a reader on the worker would
+            from hebatch.distributed.worker import pinned_empty
+
+            return x.get(out=pinned_empty(x.shape, x.dtype))
+        return x.get()
     rng = np.random.default_rng(seed)
     return np.stack([rng.integers(0, q, size=(shape[0], shape[2]), dtype=np.uint64) for q in moduli], axis=1)
 
 
-def random_batch(client, total_bytes, chunk_bytes, n, moduli, on_device, chunk_multiple=1):
+def random_batch(client, total_bytes, chunk_bytes, n, moduli, on_device, chunk_multiple=1, pinned=True):
     """A persisted Dask batch (rows, limbs, n) of random residues made on the workers."""
     import dask
     from distributed import wait
@@ -159,7 +168,7 @@ def random_batch(client, total_bytes, chunk_bytes, n, moduli, on_device, chunk_m
     row_bytes = len(moduli) * n * 8
     rows = max(1, chunk_bytes // row_bytes)
     chunks = max(chunk_multiple, round(total_bytes / (rows * row_bytes) / chunk_multiple) * chunk_multiple)
-    parts = [dask.delayed(_random_chunk)((rows, len(moduli), n), tuple(moduli), seed, on_device)
+    parts = [dask.delayed(_random_chunk)((rows, len(moduli), n), tuple(moduli), seed, on_device, pinned)
              for seed in range(chunks)]
     meta = _meta(on_device)
     import dask.array as da
@@ -344,31 +353,76 @@ def _batch_shape(args, chunk_mib):
     return n, moduli, chunk_mib * MIB
 
 
+def _task_times(client, reset=False):
+    """{phase: (host seconds, count)} summed over the workers' tasks (HEBATCH_TASK_TIMES=1)."""
+    from hebatch.distributed.plugin import worker_report
+
+    total = {}
+    for report in client.run(worker_report, reset=reset).values():
+        for phase, (seconds, count) in report.get("task_times", {}).items():
+            before = total.get(phase, (0.0, 0))
+            total[phase] = (before[0] + seconds, before[1] + count)
+    return total
+
+
+def _per_task_ms(times, tasks):
+    """Host milliseconds per task spent in each phase (queuing or waiting), from _task_times."""
+    return {phase: 1e3 * seconds / max(1, tasks) for phase, (seconds, _) in sorted(times.items())}
+
+
+def _marginal(t_small, t_big, n_small, n_big):
+    return (t_big - t_small) / (n_big - n_small) if n_big > n_small else float("nan")
+
+
 def case_host_batch(args, ctx):
-    """Batch in the worker's host memory -> NTT on its GPU -> host memory, one GPU."""
+    """Batch in the worker's host memory -> NTT on its GPU -> host memory, one GPU.
+
+    Chunks are made on the worker in pinned memory (as a reader on the worker writes them), and, at the
+    first chunk size, also in pageable memory, which each task registers as pinned and unregisters.
+    Whole-job rates include Dask's fixed cost per job; the marginal rate (from the whole batch and its
+    first half) is what each further chunk costs."""
     out = []
     with (dist.cluster(device="cpu", n_workers=1, threads_per_worker=2, processes=False, verbose=False)
           if args.cpu else gpu_cluster(1, _warm(args))) as client:
-        for chunk_mib in args.chunk_mib:
+        modes = [(c, True) for c in args.host_chunk_mib] + [(args.host_chunk_mib[0], False)]
+        for chunk_mib, pinned in modes:
             n, moduli, chunk_bytes = _batch_shape(args, chunk_mib)
-            x = random_batch(client, int(args.host_gib * GIB), chunk_bytes, n, moduli, on_device=False)
+            x = random_batch(client, int(args.host_gib * GIB), chunk_bytes, n, moduli, on_device=False,
+                             pinned=pinned)
+            chunks = len(x.chunks[0])
+            half = max(1, chunks // 2)
+            x_half = x[:sum(x.chunks[0][:half])]
+            seconds_half, _ = time_dask(client, lambda: dist.ntt(x_half, moduli, negacyclic=True), args.repeats)
+            _task_times(client, reset=True)
             seconds, runs = time_dask(client, lambda: dist.ntt(x, moduli, negacyclic=True), args.repeats)
-            entry = {"chunk_MiB": chunk_mib, "chunks": len(x.chunks[0]), "input_bytes": int(x.nbytes),
-                     "seconds": seconds, "runs": runs, "GBps": x.nbytes / seconds / 1e9}
+            times = _task_times(client, reset=True)
+            chunk_input = x.nbytes / chunks
+            marginal = _marginal(seconds_half, seconds, half, chunks)
+            entry = {"chunk_MiB": chunk_mib, "input": "pinned" if pinned else "pageable (registered per task)",
+                     "chunks": chunks, "input_bytes": int(x.nbytes), "seconds": seconds, "runs": runs,
+                     "GBps": x.nbytes / seconds / 1e9, "half_chunks": half, "half_seconds": seconds_half,
+                     "marginal_seconds_per_chunk": marginal, "marginal_GBps": chunk_input / marginal / 1e9,
+                     "task_phase_ms": _per_task_ms(times, chunks * (args.repeats + 1))}
             copy, memory = ctx.get("copy"), ctx.get("host_memory")
             if copy:
                 entry["fraction_of_round_trip"] = entry["GBps"] / copy["round_trip_GBps"]
                 entry["fraction_of_both_ways"] = entry["GBps"] / copy["both_ways_GBps"]  # the target
+                entry["marginal_fraction_of_both_ways"] = entry["marginal_GBps"] / copy["both_ways_GBps"]
             if memory:
                 entry["fraction_of_host_copy"] = entry["GBps"] / memory["copy_GBps_threads"]
             out.append(entry)
-            del x
+            del x, x_half
     return {"log_n": args.log_n, "limbs": args.limbs, "target_fraction_of_both_ways": 0.8, "chunks": out}
 
 
 def case_overhead(args, ctx):
     """Device-resident batch on one GPU: dist calls against plain loops of the same hb calls on chunks
-    of the same shapes, one GPU, same run."""
+    of the same shapes, one GPU, same run, at two batch sizes (the whole batch and a quarter of it).
+
+    Reported per chunk size: the whole-job overhead at each size (Dask's fixed cost per job included),
+    the marginal overhead per chunk (the slope between the two sizes, less the loop's slope) and the
+    fixed cost per job that remains; a graph of no-op tasks over the same chunks; host time per task
+    phase on the worker."""
     import cupy
 
     from hebatch.distributed.plugin import worker_report
@@ -377,7 +431,8 @@ def case_overhead(args, ctx):
     for chunk_mib in args.chunk_mib:
         n, moduli, chunk_bytes = _batch_shape(args, chunk_mib)
         rows = max(1, chunk_bytes // (len(moduli) * n * 8))
-        count = max(1, round(args.device_gib * GIB / (rows * len(moduli) * n * 8)))
+        count = max(2, round(args.device_gib * GIB / (rows * len(moduli) * n * 8)))
+        small = max(1, count // 4)
         # The loops run in this process first, alone on GPU 0; then their memory is handed back.
         chunks = [_random_chunk((rows, len(moduli), n), tuple(moduli), s, True) for s in range(count)]
         loops = {
@@ -388,33 +443,135 @@ def case_overhead(args, ctx):
         }
         loop_seconds = {}
         for name, fn in loops.items():
-            ms, _ = time_cuda(lambda: [fn(c) for c in chunks], args.repeats)
-            loop_seconds[name] = ms / 1e3
+            for size in (count, small):
+                ms, _ = time_cuda(lambda: [fn(c) for c in chunks[:size]], args.repeats)
+                loop_seconds[name, size] = ms / 1e3
         del chunks
         cupy.get_default_memory_pool().free_all_blocks()
         with gpu_cluster(1, _warm(args)) as client:
             x = random_batch(client, count * rows * len(moduli) * n * 8, rows * len(moduli) * n * 8, n, moduli,
                              on_device=True)
+            xs = {count: x, small: x[:small * rows]}
             jobs = {
-                "ntt": lambda: dist.ntt(x, moduli, negacyclic=True),
-                "ntt_unchecked": lambda: dist.ntt(x, moduli, negacyclic=True, check=False),
-                "chain": lambda: dist.intt(dist.ntt(x, moduli, negacyclic=True), moduli, negacyclic=True),
-                "polymul": lambda: dist.polymul(x, x, moduli),
+                "ntt": lambda v: dist.ntt(v, moduli, negacyclic=True),
+                "ntt_unchecked": lambda v: dist.ntt(v, moduli, negacyclic=True, check=False),
+                "chain": lambda v: dist.intt(dist.ntt(v, moduli, negacyclic=True), moduli, negacyclic=True),
+                "polymul": lambda v: dist.polymul(v, v, moduli),
+                "noop_graph": lambda v: v.map_blocks(_touch, dtype=v.dtype, meta=v._meta),
             }
-            dist_seconds = {name: time_dask(client, job, args.repeats)[0] for name, job in jobs.items()}
-            noop, _ = time_dask(client, lambda: x.map_blocks(_touch, dtype=x.dtype, meta=x._meta), args.repeats)
+            dist_seconds, phases = {}, {}
+            for name, job in jobs.items():
+                for size in (count, small):
+                    _task_times(client, reset=True)
+                    dist_seconds[name, size] = time_dask(client, lambda: job(xs[size]), args.repeats)[0]
+                    if size == count:
+                        phases[name] = _per_task_ms(_task_times(client), count * (args.repeats + 1))
+            build_ms = {name: 1e3 * _timed_host(lambda: job(x), args.repeats) for name, job in jobs.items()}
+            roundtrip_ms = 1e3 * _timed_host(lambda: client.submit(_touch, 0, pure=False).result(), args.repeats)
+            run_ms = 1e3 * _timed_host(lambda: client.run(_touch, 0), args.repeats)
             plugins = list(client.run(worker_report).values())
-            del x
-        entry = {"chunk_MiB": chunk_mib, "chunks": count, "noop_graph_seconds": noop, "plugin": plugins[0]}
+            del x, xs
+        entry = {"chunk_MiB": chunk_mib, "chunks": count, "small_chunks": small,
+                 "noop_graph_seconds": dist_seconds["noop_graph", count],
+                 "noop_graph_small_seconds": dist_seconds["noop_graph", small],
+                 "noop_graph_marginal_ms_per_chunk": 1e3 * _marginal(dist_seconds["noop_graph", small],
+                                                                      dist_seconds["noop_graph", count], small, count),
+                 "graph_build_ms": build_ms,  # the client making the Dask array of each job (inside its time)
+                 "one_task_roundtrip_ms": roundtrip_ms,  # submit one no-op task and fetch its result
+                 "client_run_ms": run_ms,  # client.run on the worker (each timed job ends with one)
+                 "plugin": plugins[0]}
         for name in loops:
-            entry[name] = {"loop_seconds": loop_seconds[name], "dist_seconds": dist_seconds[name],
-                           "overhead_percent": 100 * (dist_seconds[name] - loop_seconds[name]) / loop_seconds[name]}
+            d_big, d_small = dist_seconds[name, count], dist_seconds[name, small]
+            l_big, l_small = loop_seconds[name, count], loop_seconds[name, small]
+            marginal_dist, marginal_loop = _marginal(d_small, d_big, small, count), _marginal(l_small, l_big, small, count)
+            entry[name] = {
+                "loop_seconds": l_big, "dist_seconds": d_big,
+                "overhead_percent": 100 * (d_big - l_big) / l_big,  # whole job, this batch size
+                "small_loop_seconds": l_small, "small_dist_seconds": d_small,
+                "small_overhead_percent": 100 * (d_small - l_small) / l_small,
+                "marginal_ms_per_chunk": {"dist": 1e3 * marginal_dist, "loop": 1e3 * marginal_loop},
+                # what each further chunk adds beyond the loop's cost of it
+                "marginal_overhead_percent": 100 * (marginal_dist - marginal_loop) / marginal_loop,
+                # what is left of the whole-job overhead once the marginal one is taken out: per job
+                "fixed_ms_per_job": 1e3 * ((d_big - l_big) - (marginal_dist - marginal_loop) * count),
+                "task_phase_ms": phases[name],
+            }
+        entry["noop_graph_task_phase_ms"] = phases["noop_graph"]
         out.append(entry)
-    # The smallest chunk whose unchecked and checked ntt stay within 10% of the plain loop: the evidence
-    # for arrays.GPU_CHUNK_MAX (None: no chunk size measured here met it).
-    met = [c["chunk_MiB"] for c in out if max(c["ntt"]["overhead_percent"], c["ntt_unchecked"]["overhead_percent"]) <= 10]
+    # The smallest chunk whose unchecked and checked ntt stay within 10% of the plain loop per chunk
+    # (marginal): the evidence for arrays.GPU_CHUNK_MAX (None: no chunk size measured here met it).
+    met = [c["chunk_MiB"] for c in out
+           if max(c["ntt"]["marginal_overhead_percent"], c["ntt_unchecked"]["marginal_overhead_percent"]) <= 10]
     return {"log_n": args.log_n, "limbs": args.limbs, "target_overhead_percent": {"256": 10, "64": 25},
-            "smallest_chunk_MiB_within_10_percent": min(met) if met else None, "chunks": out}
+            "smallest_chunk_MiB_within_10_percent_marginal": min(met) if met else None, "chunks": out}
+
+
+def _timed_host(fn, repeats):
+    """Median wall seconds of fn() (one warm-up)."""
+    times = []
+    for i in range(repeats + 1):
+        start = time.perf_counter()
+        fn()
+        if i:
+            times.append(time.perf_counter() - start)
+    return _median(times)
+
+
+def case_probe(args, ctx):
+    """Costs inside a task, measured alone on GPU 0 for one chunk of the largest chunk size: the entry
+    check as a reduction to one scalar (the earlier kernel) and as the elementwise flag kernel now used,
+    the transform itself, registering pageable host memory as pinned, and allocating pinned memory
+    fresh and from the pool."""
+    import cupy
+    import cupyx
+
+    from hebatch.distributed import plugin, worker
+
+    n, moduli, chunk_bytes = _batch_shape(args, max(args.chunk_mib))
+    rows = max(1, chunk_bytes // (len(moduli) * n * 8))
+    x = _random_chunk((rows, len(moduli), n), tuple(moduli), 7, True)
+    bound = cupy.asarray(np.array(moduli, dtype=np.uint64).reshape(-1, 1))
+    reduction = cupy.ReductionKernel("T x, T q", "bool y", "x >= q", "a | b", "y = a", "false",
+                                     "probe_out_of_range", reduce_type="bool")
+    state = plugin.WorkerState()
+    result = {"chunk_bytes": int(x.nbytes)}
+    for name, fn in {
+        "check_reduction_kernel": lambda: reduction(x, bound),
+        "check_elementwise_flag": lambda: worker._fused_check(state, x, bound),
+        "check_compare_any": lambda: (x >= bound).any(),
+        "ntt_unchecked": lambda: hb.ntt(x, moduli, negacyclic=True, check=False),
+        "ntt_checked": lambda: hb.ntt(x, moduli, negacyclic=True),
+    }.items():
+        ms, _ = time_cuda(fn, args.repeats)
+        result[name + "_ms"] = ms
+    bad = x.copy()
+    bad[rows - 1, len(moduli) - 1, n - 1] = moduli[-1]
+    result["check_elementwise_flag_finds_bad_entry"] = bool(worker._fused_check(state, bad, bound).get())
+    result["check_elementwise_flag_passes_good"] = not bool(worker._fused_check(state, x, bound).get())
+    del bad
+    host = np.ones(x.nbytes // 8, dtype=np.uint64)
+
+    def register():
+        cupy.cuda.runtime.hostRegister(host.ctypes.data, host.nbytes, 0)
+        cupy.cuda.runtime.hostUnregister(host.ctypes.data)
+
+    result["host_register_unregister_ms"] = 1e3 * _timed_host(register, args.repeats)
+    pool = cupy.get_default_pinned_memory_pool()
+
+    def fresh():
+        pool.free_all_blocks()
+        cupyx.empty_pinned(host.shape, host.dtype)
+
+    result["pinned_alloc_fresh_ms"] = 1e3 * _timed_host(fresh, args.repeats)
+    result["pinned_alloc_pooled_ms"] = 1e3 * _timed_host(lambda: cupyx.empty_pinned(host.shape, host.dtype),
+                                                         args.repeats)
+    pinned = cupyx.empty_pinned(host.shape, host.dtype)
+    result["is_pinned"] = {"pinned": worker.is_pinned(pinned), "pageable": worker.is_pinned(host)}
+    result["is_pinned_us"] = 1e6 * _timed_host(lambda: worker.is_pinned(pinned), 20)
+    del x, pinned
+    pool.free_all_blocks()
+    cupy.get_default_memory_pool().free_all_blocks()
+    return result
 
 
 def _touch(block):
@@ -537,9 +694,10 @@ def case_large(args, ctx):
     return out
 
 
-CASE_FUNCTIONS = {"host_memory": case_host_memory, "copy": case_copy, "host_batch": case_host_batch, "overhead": case_overhead,
+CASE_FUNCTIONS = {"host_memory": case_host_memory, "copy": case_copy, "probe": case_probe, "host_batch": case_host_batch,
+                  "overhead": case_overhead,
                   "scaling": case_scaling, "large": case_large}
-NEEDS_GPU = {"copy", "overhead", "scaling"}
+NEEDS_GPU = {"copy", "probe", "overhead", "scaling"}
 
 
 # -- report ----------------------------------------------------------------------------------------
@@ -563,17 +721,30 @@ def summary_rows(record):
             rows.append((name, "GB/s", f"H2D {r['h2d_GBps']:.1f}, D2H {r['d2h_GBps']:.1f}, round trip "
                                        f"{r['round_trip_GBps']:.1f}, both ways {r['both_ways_GBps']:.1f}, "
                                        f"D2D {r['d2d_GBps']:.0f}"))
+        elif name == "probe":
+            rows.append((name, f"one {r['chunk_bytes'] >> 20} MiB chunk, ms",
+                         f"check: reduction kernel {r['check_reduction_kernel_ms']:.2f}, elementwise flag "
+                         f"{r['check_elementwise_flag_ms']:.2f}, compare+any {r['check_compare_any_ms']:.2f}; ntt "
+                         f"{r['ntt_unchecked_ms']:.2f} (checked {r['ntt_checked_ms']:.2f}); register+unregister "
+                         f"{r['host_register_unregister_ms']:.1f}; pinned alloc fresh {r['pinned_alloc_fresh_ms']:.1f}, "
+                         f"pooled {r['pinned_alloc_pooled_ms']:.3f}"))
         elif name == "host_batch":
             for c in r["chunks"]:
-                frac = (f", {100 * c['fraction_of_both_ways']:.0f}% of both ways (target 80%), "
-                        f"{100 * c['fraction_of_round_trip']:.0f}% of round trip" if "fraction_of_both_ways" in c else "")
-                rows.append((name, f"chunk {c['chunk_MiB']} MiB", f"{c['GBps']:.2f} GB/s{frac}"))
+                frac = (f", {100 * c['fraction_of_both_ways']:.0f}% of both ways (target 80%); marginal "
+                        f"{c['marginal_GBps']:.1f} GB/s = {100 * c['marginal_fraction_of_both_ways']:.0f}%"
+                        if "fraction_of_both_ways" in c else f"; marginal {c['marginal_GBps']:.2f} GB/s")
+                rows.append((name, f"chunk {c['chunk_MiB']} MiB {c['input'].split()[0]}, {c['chunks']} chunks",
+                             f"whole job {c['GBps']:.2f} GB/s{frac}"))
         elif name == "overhead":
             for c in r["chunks"]:
                 parts = [f"{job} {c[job]['dist_seconds'] * 1e3:.1f}/{c[job]['loop_seconds'] * 1e3:.1f} ms "
-                         f"({c[job]['overhead_percent']:+.0f}%)" for job in ("ntt", "ntt_unchecked", "chain", "polymul")]
-                rows.append((name, f"chunk {c['chunk_MiB']} MiB dist/loop",
-                             ", ".join(parts) + f"; no-op graph {c['noop_graph_seconds'] * 1e3:.1f} ms"))
+                         f"({c[job]['overhead_percent']:+.0f}%; marginal {c[job]['marginal_overhead_percent']:+.0f}%, "
+                         f"fixed {c[job]['fixed_ms_per_job']:.1f} ms)"
+                         for job in ("ntt", "ntt_unchecked", "chain", "polymul")]
+                rows.append((name, f"chunk {c['chunk_MiB']} MiB x{c['chunks']} dist/loop",
+                             ", ".join(parts) + f"; no-op graph {c['noop_graph_seconds'] * 1e3:.1f} ms "
+                             f"({c['noop_graph_marginal_ms_per_chunk']:.2f} ms/chunk); one-task round trip "
+                             f"{c['one_task_roundtrip_ms']:.1f} ms"))
         elif name == "scaling":
             for c in r["runs"]:
                 rows.append((name, f"{c['gpus']} GPU", f"{c['seconds'] * 1e3:.1f} ms, {c['GBps']:.1f} GB/s, "
@@ -633,6 +804,7 @@ def main(argv=None) -> int:
         "cases": [],
     }
     ctx = {"gpus": gpus}
+    os.environ.setdefault("HEBATCH_TASK_TIMES", "1")  # workers sum host time per task phase (microseconds a task)
     started = time.perf_counter()
     for name in args.cases:
         entry = {"case": name}

@@ -11,7 +11,9 @@ task pays a compile. Tasks find the state with `current_state()`; tasks that run
 
 from __future__ import annotations
 
+import os
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager, nullcontext
 
@@ -37,6 +39,8 @@ class WorkerState:
         self.producers: dict = {}  # device pointer -> (stream, its event) that wrote it last
         self.warmed: list = []  # transforms whose kernels were loaded at start-up
         self.allocator = "cupy"  # CuPy's allocator: "cupy" (its own pool) or "rmm"
+        self.timed = os.environ.get("HEBATCH_TASK_TIMES") == "1"
+        self.times: dict = {}  # phase -> (host seconds, count), when timed
 
     # -- devices ---------------------------------------------------------------------------------
     def has_gpu(self) -> bool:
@@ -131,11 +135,34 @@ class WorkerState:
             return self.contexts[key]
 
     def phase(self, name: str):
-        """An NVTX range around a phase of a task (copy in, transform, copy out) on a GPU worker, as
-        Nsight Systems shows them; nothing on CPU workers."""
+        """An NVTX range around a phase of a task (copy in, transform, copy out, ...) on a GPU worker, as
+        Nsight Systems shows them; nothing on CPU workers. With HEBATCH_TASK_TIMES=1 the host time spent
+        in each phase (queuing work, or waiting for it) is also summed (`task_times`)."""
         if not self.has_gpu():
             return nullcontext()
+        if self.timed:
+            return self._timed(name)
         return _nvtx_range(name)
+
+    @contextmanager
+    def _timed(self, name: str):
+        start = time.perf_counter()
+        try:
+            with _nvtx_range(name):
+                yield
+        finally:
+            elapsed = time.perf_counter() - start
+            with self.lock:
+                total, count = self.times.get(name, (0.0, 0))
+                self.times[name] = (total + elapsed, count + 1)
+
+    def task_times(self, reset: bool = False) -> dict:
+        """{phase: (host seconds summed over tasks, count)} since the last reset (HEBATCH_TASK_TIMES=1)."""
+        with self.lock:
+            times = dict(self.times)
+            if reset:
+                self.times.clear()
+        return times
 
     def close(self) -> None:
         with self.lock:
@@ -283,11 +310,14 @@ def current_state() -> WorkerState:
         return _LocalState.state
 
 
-def worker_report(dask_worker=None) -> dict:
-    """What a worker's plugin set up (for client.run): GPU, allocator, kernels warmed."""
+def worker_report(dask_worker=None, reset=False) -> dict:
+    """What a worker's plugin set up (for client.run): GPU, allocator, kernels warmed, and with
+    HEBATCH_TASK_TIMES=1 the host time of each task phase since the last reset (reset: start anew)."""
     state = current_state() if dask_worker is None else _state_of(dask_worker)
     report = {"plugin": dask_worker is not None and PLUGIN_NAME in dask_worker.plugins, "gpu": state.has_gpu(),
               "allocator": state.allocator, "warmed": list(state.warmed), "contexts": len(state.contexts)}
+    if state.timed:
+        report["task_times"] = state.task_times(reset=bool(reset))
     if state.has_gpu():
         import cupy
 

@@ -132,16 +132,30 @@ def on_worker(fn, *operands, device: str = "auto", keep_on_device: bool = False,
 
 
 def _fused_check(state, x, bound, out=None):
-    """One device pass: out (a bool scalar) = any(x >= bound), no temporaries, no host wait."""
+    """One device pass: out (a bool scalar) = any(x >= bound), no temporaries, no host wait.
+
+    An elementwise kernel over all of the GPU that sets the flag where an entry is out of range (a
+    reduction to one scalar would run on one block of threads: ten times slower than the transform)."""
     import cupy
 
-    if not hasattr(cupy, "ReductionKernel"):  # a stand-in CuPy (tests): the same result, unfused
-        out = cupy.zeros((), cupy.bool_) if out is None else out
+    out = cupy.zeros((), cupy.bool_) if out is None else out
+    if not hasattr(cupy, "ElementwiseKernel"):  # a stand-in CuPy (tests): the same result, unfused
         out[...] = (x >= bound).any()
         return out
-    kernel = state.kernel("out_of_range", lambda: cupy.ReductionKernel(
-        "T x, T q", "bool y", "x >= q", "a | b", "y = a", "false", "hebatch_out_of_range", reduce_type="bool"))
-    return kernel(x, bound, out=out)
+    if not x.flags.c_contiguous or x.ndim == 0:
+        out[...] = (x >= bound).any()
+        return out
+    if out.ndim:  # a flag inside a larger array of flags: its own element
+        out = out.reshape(())
+    else:
+        out[...] = False
+    limbs = int(bound.size)
+    n = int(x.shape[-1]) if x.ndim else 1
+    kernel = state.kernel("out_of_range", lambda: cupy.ElementwiseKernel(
+        "T x, raw T q, int64 n, int64 limbs", "raw bool flag",
+        "if (x >= q[(i / n) % limbs]) flag[0] = true;", "hebatch_out_of_range"))
+    kernel(x, bound.reshape(-1), n, limbs, out.reshape(1))
+    return out
 
 
 def _device_bound(state, check):
@@ -181,9 +195,11 @@ def _on_device(fn, operands, check):
             with state.phase("transform"):
                 y = fn(*ops)
         if registered:
-            stream.synchronize()  # the uploads read host memory that is unregistered below
+            with state.phase("upload wait"):
+                stream.synchronize()  # the uploads read host memory that is unregistered below
         if checked is not None:
-            checked.synchronize()  # the task's one wait, only with check, and not for the transform
+            with state.phase("check wait"):
+                checked.synchronize()  # the task's one wait, only with check, and not for the transform
             if bool(verdict[()]):
                 check.raise_for(ops, cupy)
         outputs = [y] if is_device_array(y) else [a for a in (y if isinstance(y, tuple) else ()) if is_device_array(a)]
@@ -206,7 +222,7 @@ def _register(x, registered):
     import cupy
 
     x = np.ascontiguousarray(x)
-    if x.nbytes == 0:
+    if x.nbytes == 0 or is_pinned(x):
         return x
     runtime = cupy.cuda.runtime
     for flags in (0,) if x.flags.writeable else (0, HOST_REGISTER_READ_ONLY):
@@ -217,6 +233,33 @@ def _register(x, registered):
         registered.append(x)
         return x
     return x  # copied from pageable memory: correct, only slower
+
+
+def is_pinned(x) -> bool:
+    """Whether NumPy array x lies in page-locked host memory (allocated pinned or registered): then it
+    is copied to and from the GPU at full speed as it is, with nothing to register (which costs about
+    as much as copying the chunk)."""
+    import cupy
+
+    attributes = getattr(cupy.cuda.runtime, "pointerGetAttributes", None)
+    if attributes is None or not x.nbytes:
+        return False
+    try:
+        return attributes(x.ctypes.data).type == cupy.cuda.runtime.memoryTypeHost
+    except Exception:  # noqa: BLE001 (memory CUDA does not know: pageable)
+        return False
+
+
+def pinned_empty(shape, dtype=np.uint64) -> np.ndarray:
+    """An uninitialised NumPy array in pinned host memory from the worker's pool (CuPy's pinned memory
+    pool: blocks freed by earlier results are reused, so a steady job allocates none). Code that makes
+    or reads chunks on a GPU worker (generators, Zarr reads) writes them here, so the tasks after it
+    copy them to the GPU as they are; on a worker without a GPU, plain NumPy memory."""
+    if not worker_has_gpu():
+        return np.empty(shape, dtype)
+    import cupyx
+
+    return cupyx.empty_pinned(shape, dtype=dtype)
 
 
 def _unregister(registered) -> None:
@@ -259,7 +302,8 @@ def _pipelined(fn, operands, check):
     registered = []
     out, flags, slices = None, None, list(range(0, rows, step))
     try:
-        hosts = [_register(op, registered) if s else op for op, s in zip(operands, sliced)]
+        with state.phase("register"):
+            hosts = [_register(op, registered) if s else op for op, s in zip(operands, sliced)]
         with streams[0]:
             with state.phase("copy in"):
                 fixed = [None if s else _upload(op, streams[0], registered) for op, s in zip(operands, sliced)]
@@ -292,12 +336,14 @@ def _pipelined(fn, operands, check):
                 with state.phase("transform"):
                     y = fn(*device_ops)
                 if out is None:
-                    out = cupyx.empty_pinned((rows,) + y.shape[1:], y.dtype)
+                    with state.phase("result alloc"):
+                        out = cupyx.empty_pinned((rows,) + y.shape[1:], y.dtype)
                 with state.phase("copy out"):
                     cupy.asnumpy(y, stream=stream, out=out[start:stop], blocking=False)
                 del device_ops, y  # back to this stream's pool: reused in stream order
-        for stream in streams:
-            stream.synchronize()
+        with state.phase("pipeline wait"):
+            for stream in streams:
+                stream.synchronize()
         if flags is not None and bool(flags.get(stream=streams[0]).any()):
             check.raise_for([op for op in operands[:check.operands]], np)
     except BaseException:
@@ -305,7 +351,8 @@ def _pipelined(fn, operands, check):
             stream.synchronize()  # no copy may still read registered memory or write `out`
         raise
     finally:
-        _unregister(registered)
+        with state.phase("unregister"):
+            _unregister(registered)
     return out
 
 
@@ -333,5 +380,5 @@ def failures_named(where: str):
 
 def run_task(fn, *operands, device: str, where: str, keep_on_device: bool = False, check: EntryCheck | None = None):
     """on_worker, with the task named in the message of a failure (the original is its __cause__)."""
-    with failures_named(where):
+    with failures_named(where), current_state().phase("task"):
         return on_worker(fn, *operands, device=device, keep_on_device=keep_on_device, check=check)
