@@ -65,6 +65,7 @@ def parse_args(argv=None):
     p.add_argument("--device-gib", type=float, default=None, help="input size of overhead and scaling")
     p.add_argument("--large-log-n", type=int, nargs="+", default=None, help="sizes of the large case")
     p.add_argument("--max-gpus", type=int, default=4, help="use at most this many GPUs")
+    p.add_argument("--threads", type=int, default=None, help="task threads per GPU worker (default: dist.cluster's)")
     p.add_argument("--protocol", choices=["tcp", "ucx", "ucxx"], default=None,
                    help="worker communication (ucx/ucxx need the UCX packages)")
     p.add_argument("--nvlink", action="store_true", help="UCX over NVLink between the GPUs (with --protocol ucx[x])")
@@ -82,10 +83,10 @@ def parse_args(argv=None):
     if cpu:
         args.log_n, args.limbs = min(args.log_n, 10), min(args.limbs, 2)
     defaults = {  # (full, quick, cpu)
-        "chunk_mib": ([64, 256, 1024], [64, 256], [1]),  # overhead and scaling
+        "chunk_mib": ([64, 256, 1024], [64, 256, 1024], [1]),  # overhead and scaling
         "host_chunk_mib": ([256, 1024], [256, 1024], [1]),
         "host_gib": (8.0, 4.0, 1 / 64),
-        "device_gib": (16.0, 8.0, 1 / 64),
+        "device_gib": (16.0, 16.0, 1 / 64),
         "large_log_n": ([26, 28], [24, 26], [16]),
         "repeats": (5, 3, 2),
     }
@@ -197,9 +198,9 @@ def _sync_device():
         cupy.cuda.Device().synchronize()
 
 
-def time_dask(client, make, repeats):
+def time_dask(client, make, repeats, after_warmup=None):
     """Median wall time of persisting make() and waiting for all of it, kernels included (one
-    warm-up run first)."""
+    warm-up run first, then after_warmup() if given)."""
     from distributed import futures_of
 
     from hebatch.distributed.jobs import wait_for
@@ -218,6 +219,8 @@ def time_dask(client, make, repeats):
             time.sleep(0.01)
         if i:
             times.append(elapsed)
+        elif after_warmup is not None:
+            after_warmup()
     return _median(times), times
 
 
@@ -242,7 +245,7 @@ def time_cuda(fn, repeats):
     return _median(times), times
 
 
-PROTOCOL = {"protocol": None, "enable_nvlink": False}  # set from the command line
+PROTOCOL = {"protocol": None, "enable_nvlink": False, "threads_per_worker": None}  # set from the command line
 
 
 def gpu_cluster(k, warm=()):
@@ -393,8 +396,8 @@ def case_host_batch(args, ctx):
             half = max(1, chunks // 2)
             x_half = x[:sum(x.chunks[0][:half])]
             seconds_half, _ = time_dask(client, lambda: dist.ntt(x_half, moduli, negacyclic=True), args.repeats)
-            _task_times(client, reset=True)
-            seconds, runs = time_dask(client, lambda: dist.ntt(x, moduli, negacyclic=True), args.repeats)
+            seconds, runs = time_dask(client, lambda: dist.ntt(x, moduli, negacyclic=True), args.repeats,
+                                      after_warmup=lambda: _task_times(client, reset=True))
             times = _task_times(client, reset=True)
             chunk_input = x.nbytes / chunks
             marginal = _marginal(seconds_half, seconds, half, chunks)
@@ -402,7 +405,7 @@ def case_host_batch(args, ctx):
                      "chunks": chunks, "input_bytes": int(x.nbytes), "seconds": seconds, "runs": runs,
                      "GBps": x.nbytes / seconds / 1e9, "half_chunks": half, "half_seconds": seconds_half,
                      "marginal_seconds_per_chunk": marginal, "marginal_GBps": chunk_input / marginal / 1e9,
-                     "task_phase_ms": _per_task_ms(times, chunks * (args.repeats + 1))}
+                     "task_phase_ms": _per_task_ms(times, chunks * args.repeats)}  # timed runs only
             copy, memory = ctx.get("copy"), ctx.get("host_memory")
             if copy:
                 entry["fraction_of_round_trip"] = entry["GBps"] / copy["round_trip_GBps"]
@@ -462,10 +465,10 @@ def case_overhead(args, ctx):
             dist_seconds, phases = {}, {}
             for name, job in jobs.items():
                 for size in (count, small):
-                    _task_times(client, reset=True)
-                    dist_seconds[name, size] = time_dask(client, lambda: job(xs[size]), args.repeats)[0]
-                    if size == count:
-                        phases[name] = _per_task_ms(_task_times(client), count * (args.repeats + 1))
+                    dist_seconds[name, size] = time_dask(client, lambda: job(xs[size]), args.repeats,
+                                                         after_warmup=lambda: _task_times(client, reset=True))[0]
+                    if size == count:  # timed runs only
+                        phases[name] = _per_task_ms(_task_times(client, reset=True), count * args.repeats)
             build_ms = {name: 1e3 * _timed_host(lambda: job(x), args.repeats) for name, job in jobs.items()}
             roundtrip_ms = 1e3 * _timed_host(lambda: client.submit(_touch, 0, pure=False).result(), args.repeats)
             run_ms = 1e3 * _timed_host(lambda: client.run(_touch, 0), args.repeats)
@@ -790,7 +793,7 @@ def write_json(record, out_dir: pathlib.Path) -> list[pathlib.Path]:
 
 def main(argv=None) -> int:
     args = parse_args(argv)
-    PROTOCOL.update(protocol=args.protocol, enable_nvlink=args.nvlink)
+    PROTOCOL.update(protocol=args.protocol, enable_nvlink=args.nvlink, threads_per_worker=args.threads)
     gpus = 0 if args.cpu else _gpu_count()
     record = {
         "benchmark": "dist",

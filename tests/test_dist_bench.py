@@ -58,7 +58,7 @@ def test_errors_are_recorded_not_raised(bench, tmp_path, monkeypatch):
 def test_arguments(bench):
     args = bench.parse_args(["--quick"])
     assert args.large_log_n == [24, 26] and args.repeats == 3 and args.cases == list(bench.CASES)
-    assert args.chunk_mib == [64, 256] and args.host_gib == 4.0 and args.device_gib == 8.0
+    assert args.chunk_mib == [64, 256, 1024] and args.host_gib == 4.0 and args.device_gib == 16.0
     assert args.host_chunk_mib == [256, 1024]
     assert bench.parse_args([]).large_log_n == [26, 28]
     with pytest.raises(SystemExit):

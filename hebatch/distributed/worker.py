@@ -138,17 +138,16 @@ def _fused_check(state, x, bound, out=None):
     reduction to one scalar would run on one block of threads: ten times slower than the transform)."""
     import cupy
 
-    out = cupy.zeros((), cupy.bool_) if out is None else out
+    if out is None:
+        out = cupy.zeros((), cupy.bool_)
+    elif hasattr(cupy, "ElementwiseKernel") and x.flags.c_contiguous and x.ndim:
+        out[...] = False  # the kernel only ever sets it
     if not hasattr(cupy, "ElementwiseKernel"):  # a stand-in CuPy (tests): the same result, unfused
         out[...] = (x >= bound).any()
         return out
     if not x.flags.c_contiguous or x.ndim == 0:
         out[...] = (x >= bound).any()
         return out
-    if out.ndim:  # a flag inside a larger array of flags: its own element
-        out = out.reshape(())
-    else:
-        out[...] = False
     limbs = int(bound.size)
     n = int(x.shape[-1]) if x.ndim else 1
     kernel = state.kernel("out_of_range", lambda: cupy.ElementwiseKernel(
@@ -176,8 +175,9 @@ def _on_device(fn, operands, check):
     import cupy
 
     state = current_state()
-    stream = state.streams(1)[0]
-    producers = state.order_after_producers(stream, [op for op in operands if is_device_array(op)])
+    with state.phase("order"):
+        stream = state.streams(1)[0]
+        producers = state.order_after_producers(stream, [op for op in operands if is_device_array(op)])
     registered = []
     try:
         with stream:
@@ -187,11 +187,13 @@ def _on_device(fn, operands, check):
             if check is not None and any(op.size for op in ops[:check.operands]):
                 # The verdict is copied to pinned memory before the transform is queued: the host then
                 # waits for the check only, while the GPU goes on with the transform.
-                flags = [_fused_check(state, op, _device_bound(state, check)) for op in ops[:check.operands] if op.size]
-                verdict = state.pinned_flag()
-                cupy.asnumpy(flags[0] if len(flags) == 1 else cupy.stack(flags).any(), stream=stream,
-                             out=verdict, blocking=False)
-                checked = stream.record()
+                with state.phase("check"):
+                    flags = [_fused_check(state, op, _device_bound(state, check))
+                             for op in ops[:check.operands] if op.size]
+                    verdict = state.pinned_flag()
+                    cupy.asnumpy(flags[0] if len(flags) == 1 else cupy.stack(flags).any(), stream=stream,
+                                 out=verdict, blocking=False)
+                    checked = state.record(stream)
             with state.phase("transform"):
                 y = fn(*ops)
         if registered:
@@ -202,9 +204,10 @@ def _on_device(fn, operands, check):
                 checked.synchronize()  # the task's one wait, only with check, and not for the transform
             if bool(verdict[()]):
                 check.raise_for(ops, cupy)
-        outputs = [y] if is_device_array(y) else [a for a in (y if isinstance(y, tuple) else ()) if is_device_array(a)]
-        state.produced(stream, outputs)
-        state.release_to(producers, stream)
+        with state.phase("finish"):
+            outputs = [y] if is_device_array(y) else [a for a in (y if isinstance(y, tuple) else ()) if is_device_array(a)]
+            state.produced(stream, outputs)
+            state.release_to(producers, stream)
         if os.environ.get("CUPY_CUDA_PER_THREAD_DEFAULT_STREAM") == "1":
             stream.synchronize()  # per-thread default streams do not wait for ours: readers would race
         return y
@@ -313,7 +316,7 @@ def _pipelined(fn, operands, check):
                 for k in range(check.operands):
                     if not sliced[k] and fixed[k].size:  # a broadcast operand is checked once
                         _fused_check(state, fixed[k], bound, out=flags[len(slices), k, ...])
-        ready = streams[0].record()  # the flags' zeros and the broadcast operands come first
+        ready = state.record(streams[0])  # the flags' zeros and the broadcast operands come first
         for s in streams[1:]:
             s.wait_event(ready)
         for index, start in enumerate(slices):
