@@ -6,13 +6,18 @@ Cases (each runs on its own; a failure is recorded with its error text and the r
               host-memory batch
   copy        pinned host<->device copy bandwidth (H2D, D2H, their round trip, both at once) and the
               device-to-device bandwidth: the references of the batch cases
-  host_batch  1 GPU: batch job from host memory (chunks in the worker's RAM, registered as pinned,
-              copied in, NTT, copied out into pinned results, pipelined over streams), GB/s of input
-              against the same run's both-directions copy rate (target >= 80%)
+  probe       1 GPU, one chunk, no Dask: the costs inside a task (entry check kernels, the transform,
+              registering pageable memory, allocating pinned memory fresh and pooled)
+  host_batch  1 GPU: batch job from host memory (chunks made on the worker in pinned memory, and at
+              the first size also in pageable memory that each task registers), copied in, NTT, copied
+              out into pinned results, pipelined over streams; GB/s of input against the same run's
+              both-directions copy rate (target >= 80%), for the whole job and per further chunk
   overhead    1 GPU: device-resident batch through dist.ntt (entry check on and off), a fused chain
               (ntt -> intt) and polymul, each against a plain loop of the same hb calls on chunks of
               the same shapes, and a graph of no-op tasks (targets: <= 10% overhead at 256 MiB
-              chunks, <= 25% at 64 MiB); also what each worker's plugin set up
+              chunks, <= 25% at 64 MiB), at two batch sizes: the whole-job overhead (Dask's fixed
+              cost per job included), the marginal overhead per chunk (slope between the sizes) and
+              the fixed cost per job are reported apart, with host time per task phase on the worker
   scaling     device-resident batch job on 1, 2, 4 GPUs (as many as visible), speedup over 1 GPU
   large       dist.ntt_large at 2^26 and 2^28 on 2 and 4 GPUs (both transposes), time split into
               transforms and transposes, against hb.ntt and cupy.fft.fft on one GPU
