@@ -21,8 +21,8 @@ Cases (each runs on its own; a failure is recorded with its error text and the r
   scaling     device-resident batch job on 1, 2, 4 GPUs (as many as visible), speedup over 1 GPU
   large       dist.ntt_large at 2^26 and 2^28 on 2 and 4 GPUs (both transposes), time split into
               transforms and transposes, against hb.ntt and cupy.fft.fft on one GPU
-Timings: CUDA events for single-GPU loops, wall clock around fully synchronised Dask jobs (a task
-ends only after its stream is synchronised); one warm-up, medians of --repeats runs.
+Timings: CUDA events for single-GPU loops, wall clock around Dask jobs that end with every worker's
+GPU synchronised (tasks return before their kernels end); one warm-up, medians of --repeats runs.
 Writes benchmarks/results/dist-<device>-<date>.json (and $OUT/<same name> when OUT is set).
 
   python benchmarks/dist_bench.py             # full run on the GPUs of this machine

@@ -1,5 +1,7 @@
 """The worker plugin (per-worker state), waiting for workers, and NVTX phases, on CPU clusters."""
 
+import os
+
 import numpy as np
 import pytest
 
@@ -83,6 +85,41 @@ def test_phases_are_no_ops_on_cpu():
     state._has_gpu = False
     with state.phase("copy in"):
         pass
+
+
+def test_task_times_sum_the_phases_when_asked(monkeypatch):
+    monkeypatch.setenv("HEBATCH_TASK_TIMES", "1")
+    state = plugin.WorkerState()
+    state._has_gpu = True  # phases are timed on GPU workers only
+    for _ in range(3):
+        with state.phase("transform"):
+            pass
+    with pytest.raises(RuntimeError):
+        with state.phase("copy in"):
+            raise RuntimeError("a failing phase is timed too")
+    times = state.task_times(reset=True)
+    assert times["transform"][1] == 3 and times["copy in"][1] == 1
+    assert all(seconds >= 0 for seconds, _ in times.values())
+    assert state.task_times() == {}
+
+
+def test_profiler_setting_is_restored(monkeypatch):
+    import importlib
+
+    import dask
+
+    cluster = importlib.import_module("hebatch.distributed.cluster")  # the module, not dist.cluster
+    monkeypatch.delenv(cluster.PROFILE_ENV, raising=False)
+    before = dask.config.get("distributed.worker.profile.enabled")
+    with cluster._quiet_profiler():
+        assert dask.config.get("distributed.worker.profile.enabled") is False
+        assert os.environ[cluster.PROFILE_ENV] == "False"
+    assert cluster.PROFILE_ENV not in os.environ
+    assert dask.config.get("distributed.worker.profile.enabled") == before
+    monkeypatch.setenv(cluster.PROFILE_ENV, "True")  # the user's setting wins
+    with cluster._quiet_profiler():
+        assert os.environ[cluster.PROFILE_ENV] == "True"
+        assert dask.config.get("distributed.worker.profile.enabled") == before
 
 
 @pytest.mark.gpu

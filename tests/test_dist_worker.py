@@ -26,8 +26,9 @@ class _DeviceArray(np.ndarray):
         assert isinstance(host, np.ndarray) and host.flags.c_contiguous and host.shape == self.shape
         assert stream is _Model.current, "copies go on the task's stream"
         start = host.ctypes.data
-        assert any(p <= start and start + host.nbytes <= p + n for p, n in _Model.registered.items()), \
-            "uploads read registered (pinned) host memory"
+        assert start in getattr(_Model, "pinned", ()) or any(
+            p <= start and start + host.nbytes <= p + n for p, n in _Model.registered.items()), \
+            "uploads read registered or pinned host memory"
         self[...] = host  # kernels later in the stream see it
 
     def get(self, stream=None):
@@ -242,3 +243,24 @@ def test_host_waits_once_per_task_after_everything_is_queued(model_gpu, monkeypa
     _Model.log.clear()
     worker.on_worker(fn, on_device, check=check)
     assert _Model.log == ["fn", "wait"]
+
+
+def test_pinned_chunks_are_not_registered_again(model_gpu, monkeypatch):
+    """A chunk already in pinned memory (made there on the worker) is copied as it is."""
+    monkeypatch.setattr(worker, "STAGE_BYTES", 3 * 2 * 2**10 * 8)
+    x = sys.modules["cupyx"].empty_pinned((20, 2, 2**10), np.uint64)
+    x[...] = np.stack([residues(q, (20, 2**10)) for q in Q], axis=1)
+    monkeypatch.setattr(worker, "is_pinned", lambda a: a.ctypes.data in _Model.pinned)
+    monkeypatch.setattr(sys.modules["cupy"].cuda.runtime, "hostRegister", None)  # never called
+    got = worker.on_worker(_on_model_device(lambda v: hb.ntt(v, Q, negacyclic=True)), x, device="gpu")
+    assert np.array_equal(got, hb.ntt(x, Q, negacyclic=True))
+
+
+def test_pinned_memory_unknown_to_cuda_is_pageable(model_gpu):
+    assert not worker.is_pinned(np.ones(8))  # the stand-in runtime has no pointer attributes: pageable
+
+
+def test_pinned_empty_is_numpy_on_cpu_workers(monkeypatch):
+    monkeypatch.setattr(worker, "worker_has_gpu", lambda: False)
+    a = worker.pinned_empty((3, 4), np.uint64)
+    assert type(a) is np.ndarray and a.shape == (3, 4) and a.dtype == np.uint64
