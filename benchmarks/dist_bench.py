@@ -2,21 +2,31 @@
 """Benchmarks of the Dask scheduler layer (hebatch.distributed) on 1, 2 or 4 GPUs of one machine.
 
 Cases (each runs on its own; a failure is recorded with its error text and the rest go on):
+  host_memory host memory bandwidth of this run (one thread and several copying): the floor of any
+              host-memory batch
   copy        pinned host<->device copy bandwidth (H2D, D2H, their round trip, both at once) and the
               device-to-device bandwidth: the references of the batch cases
-  host_batch  1 GPU: batch job from host memory (chunks in the worker's RAM, pinned staging, H2D,
-              NTT, D2H), GB/s of input against the H2D+D2H round-trip bandwidth (target >= 80%)
-  overhead    1 GPU: device-resident batch through dist.ntt vs a plain loop of hb.ntt on chunks of
-              the same shapes (target: <= 10% overhead for chunks >= 256 MiB)
+  probe       1 GPU, one chunk, no Dask: the costs inside a task (entry check kernels, the transform,
+              registering pageable memory, allocating pinned memory fresh and pooled)
+  host_batch  1 GPU: batch job from host memory (chunks made on the worker in pinned memory, and at
+              the first size also in pageable memory that each task registers), copied in, NTT, copied
+              out into pinned results, pipelined over streams; GB/s of input against the same run's
+              both-directions copy rate (target >= 80%), for the whole job and per further chunk
+  overhead    1 GPU: device-resident batch through dist.ntt (entry check on and off), a fused chain
+              (ntt -> intt) and polymul, each against a plain loop of the same hb calls on chunks of
+              the same shapes, and a graph of no-op tasks (targets: <= 10% overhead at 256 MiB
+              chunks, <= 25% at 64 MiB), at two batch sizes: the whole-job overhead (Dask's fixed
+              cost per job included), the marginal overhead per chunk (slope between the sizes) and
+              the fixed cost per job are reported apart, with host time per task phase on the worker
   scaling     device-resident batch job on 1, 2, 4 GPUs (as many as visible), speedup over 1 GPU
   large       dist.ntt_large at 2^26 and 2^28 on 2 and 4 GPUs (both transposes), time split into
               transforms and transposes, against hb.ntt and cupy.fft.fft on one GPU
-Timings: CUDA events for single-GPU loops, wall clock around fully synchronised Dask jobs (a task
-ends only after its stream is synchronised); one warm-up, medians of --repeats runs.
+Timings: CUDA events for single-GPU loops, wall clock around Dask jobs that end with every worker's
+GPU synchronised (tasks return before their kernels end); one warm-up, medians of --repeats runs.
 Writes benchmarks/results/dist-<device>-<date>.json (and $OUT/<same name> when OUT is set).
 
   python benchmarks/dist_bench.py             # full run on the GPUs of this machine
-  python benchmarks/dist_bench.py --quick     # smaller sizes, fewer repeats
+  python benchmarks/dist_bench.py --quick     # smaller sizes, fewer repeats (under 3 minutes on an H100)
   python benchmarks/dist_bench.py --cpu       # smoke test of the script on a CPU cluster
 """
 
@@ -43,7 +53,7 @@ if str(ROOT) not in sys.path:  # run from a source checkout without installing
 import hebatch as hb  # noqa: E402
 from hebatch import dist  # noqa: E402
 
-CASES = ("copy", "host_batch", "overhead", "scaling", "large")
+CASES = ("host_memory", "copy", "probe", "host_batch", "overhead", "scaling", "large")
 GIB, MIB = 1 << 30, 1 << 20
 
 
@@ -55,10 +65,12 @@ def parse_args(argv=None):
     p.add_argument("--log-n", type=int, default=16, help="batch transforms: log2 of n")
     p.add_argument("--limbs", type=int, default=8, help="batch transforms: RNS limbs (60-bit primes)")
     p.add_argument("--chunk-mib", type=int, nargs="+", default=None, help="chunk sizes (MiB) of the batch cases")
+    p.add_argument("--host-chunk-mib", type=int, nargs="+", default=None, help="chunk sizes (MiB) of host_batch")
     p.add_argument("--host-gib", type=float, default=None, help="input size of host_batch")
     p.add_argument("--device-gib", type=float, default=None, help="input size of overhead and scaling")
     p.add_argument("--large-log-n", type=int, nargs="+", default=None, help="sizes of the large case")
     p.add_argument("--max-gpus", type=int, default=4, help="use at most this many GPUs")
+    p.add_argument("--threads", type=int, default=None, help="task threads per GPU worker (default: dist.cluster's)")
     p.add_argument("--protocol", choices=["tcp", "ucx", "ucxx"], default=None,
                    help="worker communication (ucx/ucxx need the UCX packages)")
     p.add_argument("--nvlink", action="store_true", help="UCX over NVLink between the GPUs (with --protocol ucx[x])")
@@ -76,9 +88,10 @@ def parse_args(argv=None):
     if cpu:
         args.log_n, args.limbs = min(args.log_n, 10), min(args.limbs, 2)
     defaults = {  # (full, quick, cpu)
-        "chunk_mib": ([64, 256, 1024], [256], [1]),
-        "host_gib": (4.0, 1.0, 1 / 64),
-        "device_gib": (16.0, 4.0, 1 / 64),
+        "chunk_mib": ([64, 256, 1024], [64, 256, 1024], [1]),  # overhead and scaling
+        "host_chunk_mib": ([256, 1024], [256, 1024], [1]),
+        "host_gib": (8.0, 4.0, 1 / 64),
+        "device_gib": (16.0, 16.0, 1 / 64),
         "large_log_n": ([26, 28], [24, 26], [16]),
         "repeats": (5, 3, 2),
     }
@@ -130,9 +143,10 @@ def _versions() -> dict:
     return out
 
 
-def _random_chunk(shape, moduli, seed, on_device):
+def _random_chunk(shape, moduli, seed, on_device, pinned=True):
     """Uniform residues of shape (rows, limbs, n), made on the worker: on its GPU when it has one
-    (fast), returned on the device if on_device, else copied to host memory."""
+    (fast), returned on the device if on_device, else copied to host memory (pinned memory from the
+    worker's pool if pinned, else pageable NumPy memory)."""
     from hebatch.distributed.worker import worker_has_gpu
 
     if worker_has_gpu():
@@ -141,12 +155,18 @@ def _random_chunk(shape, moduli, seed, on_device):
         rs = cupy.random.RandomState(seed)
         x = cupy.stack([rs.randint(0, q, size=(shape[0], shape[2]), dtype=cupy.int64) for q in moduli],
                        axis=1).astype(cupy.uint64)
-        return x if on_device else x.get()
+        if on_device:
+            return x
+        if pinned:  # made straight into pinned memory from the worker's pool, as a reader on the worker would
+            from hebatch.distributed.worker import pinned_empty
+
+            return x.get(out=pinned_empty(x.shape, x.dtype))
+        return x.get()
     rng = np.random.default_rng(seed)
     return np.stack([rng.integers(0, q, size=(shape[0], shape[2]), dtype=np.uint64) for q in moduli], axis=1)
 
 
-def random_batch(client, total_bytes, chunk_bytes, n, moduli, on_device, chunk_multiple=1):
+def random_batch(client, total_bytes, chunk_bytes, n, moduli, on_device, chunk_multiple=1, pinned=True):
     """A persisted Dask batch (rows, limbs, n) of random residues made on the workers."""
     import dask
     from distributed import wait
@@ -154,7 +174,7 @@ def random_batch(client, total_bytes, chunk_bytes, n, moduli, on_device, chunk_m
     row_bytes = len(moduli) * n * 8
     rows = max(1, chunk_bytes // row_bytes)
     chunks = max(chunk_multiple, round(total_bytes / (rows * row_bytes) / chunk_multiple) * chunk_multiple)
-    parts = [dask.delayed(_random_chunk)((rows, len(moduli), n), tuple(moduli), seed, on_device)
+    parts = [dask.delayed(_random_chunk)((rows, len(moduli), n), tuple(moduli), seed, on_device, pinned)
              for seed in range(chunks)]
     meta = _meta(on_device)
     import dask.array as da
@@ -173,8 +193,19 @@ def _meta(on_device):
     return np.empty((0, 0, 0), dtype=np.uint64)
 
 
-def time_dask(client, make, repeats):
-    """Median wall time of persisting make() and waiting for all of it (one warm-up run first)."""
+def _sync_device():
+    """Wait for all work on this worker's GPU (device tasks return before their kernels end)."""
+    from hebatch.device import gpu_available
+
+    if gpu_available():
+        import cupy
+
+        cupy.cuda.Device().synchronize()
+
+
+def time_dask(client, make, repeats, after_warmup=None):
+    """Median wall time of persisting make() and waiting for all of it, kernels included (one
+    warm-up run first, then after_warmup() if given)."""
     from distributed import futures_of
 
     from hebatch.distributed.jobs import wait_for
@@ -185,6 +216,7 @@ def time_dask(client, make, repeats):
         y = client.persist(make())
         futures = futures_of(y)
         wait_for(futures)
+        client.run(_sync_device)
         elapsed = time.perf_counter() - start
         keys = [f.key for f in futures]
         del y, futures  # released: the scheduler forgets the keys, and the next run computes them again
@@ -192,6 +224,8 @@ def time_dask(client, make, repeats):
             time.sleep(0.01)
         if i:
             times.append(elapsed)
+        elif after_warmup is not None:
+            after_warmup()
     return _median(times), times
 
 
@@ -216,14 +250,47 @@ def time_cuda(fn, repeats):
     return _median(times), times
 
 
-PROTOCOL = {"protocol": None, "enable_nvlink": False}  # set from the command line
+PROTOCOL = {"protocol": None, "enable_nvlink": False, "threads_per_worker": None}  # set from the command line
 
 
-def gpu_cluster(k):
-    return dist.cluster(device="gpu", CUDA_VISIBLE_DEVICES=list(range(k)), verbose=False, **PROTOCOL)
+def gpu_cluster(k, warm=()):
+    return dist.cluster(device="gpu", CUDA_VISIBLE_DEVICES=list(range(k)), verbose=False, warm=warm, **PROTOCOL)
+
+
+def _warm(args):
+    """The batch transforms' kernels, loaded by every worker when it starts (no task compiles)."""
+    n = 1 << args.log_n
+    return [(args.log_n, hb.ntt_primes(60, n, args.limbs), True)]
 
 
 # -- cases ---------------------------------------------------------------------------------------
+
+def case_host_memory(args, ctx):
+    """Host memory copy bandwidth of this machine now: one thread, and the worker's copy threads."""
+    from hebatch.distributed import worker
+    from hebatch.distributed.worker import parallel_copy
+
+    nbytes = (1 / 64 if args.cpu else 0.5 if args.quick else 2.0) * GIB
+    src = np.ones(int(nbytes) // 8, dtype=np.uint64)
+    dst = np.empty_like(src)
+    dst[...] = 0  # touched: page faults are not what is measured
+    def timed(fn):
+        times = []
+        for i in range(args.repeats + 1):
+            start = time.perf_counter()
+            fn()
+            if i:
+                times.append(time.perf_counter() - start)
+        return _median(times)
+
+    one = timed(lambda: np.copyto(dst, src))
+    several = timed(lambda: parallel_copy(dst, src))
+    result = {"bytes": src.nbytes, "copy_threads": worker.COPY_THREADS,
+              "copy_GBps_one_thread": src.nbytes / one / 1e9,  # bytes copied per second (each read and written)
+              "copy_GBps_threads": src.nbytes / several / 1e9}
+    ctx["host_memory"] = result
+    return result
+
 
 def case_copy(args, ctx):
     """Pinned H2D and D2H bandwidth (serial and concurrent) and D2D, on GPU 0."""
@@ -294,58 +361,225 @@ def _batch_shape(args, chunk_mib):
     return n, moduli, chunk_mib * MIB
 
 
+def _task_times(client, reset=False):
+    """{phase: (host seconds, count)} summed over the workers' tasks (HEBATCH_TASK_TIMES=1)."""
+    from hebatch.distributed.plugin import worker_report
+
+    total = {}
+    for report in client.run(worker_report, reset=reset).values():
+        for phase, (seconds, count) in report.get("task_times", {}).items():
+            before = total.get(phase, (0.0, 0))
+            total[phase] = (before[0] + seconds, before[1] + count)
+    return total
+
+
+def _per_task_ms(times, tasks):
+    """Host milliseconds per task spent in each phase (queuing or waiting), from _task_times."""
+    return {phase: 1e3 * seconds / max(1, tasks) for phase, (seconds, _) in sorted(times.items())}
+
+
+def _marginal(t_small, t_big, n_small, n_big):
+    return (t_big - t_small) / (n_big - n_small) if n_big > n_small else float("nan")
+
+
 def case_host_batch(args, ctx):
-    """Batch in the worker's host memory -> NTT on its GPU -> host memory, one GPU."""
+    """Batch in the worker's host memory -> NTT on its GPU -> host memory, one GPU.
+
+    Chunks are made on the worker in pinned memory (as a reader on the worker writes them), and, at the
+    first chunk size, also in pageable memory, which each task registers as pinned and unregisters.
+    Whole-job rates include Dask's fixed cost per job; the marginal rate (from the whole batch and its
+    first half) is what each further chunk costs."""
     out = []
     with (dist.cluster(device="cpu", n_workers=1, threads_per_worker=2, processes=False, verbose=False)
-          if args.cpu else gpu_cluster(1)) as client:
-        for chunk_mib in args.chunk_mib:
+          if args.cpu else gpu_cluster(1, _warm(args))) as client:
+        modes = [(c, True) for c in args.host_chunk_mib] + [(args.host_chunk_mib[0], False)]
+        for chunk_mib, pinned in modes:
             n, moduli, chunk_bytes = _batch_shape(args, chunk_mib)
-            x = random_batch(client, int(args.host_gib * GIB), chunk_bytes, n, moduli, on_device=False)
-            seconds, runs = time_dask(client, lambda: dist.ntt(x, moduli, negacyclic=True), args.repeats)
-            entry = {"chunk_MiB": chunk_mib, "chunks": len(x.chunks[0]), "input_bytes": int(x.nbytes),
-                     "seconds": seconds, "runs": runs, "GBps": x.nbytes / seconds / 1e9}
-            copy = ctx.get("copy")
+            x = random_batch(client, int(args.host_gib * GIB), chunk_bytes, n, moduli, on_device=False,
+                             pinned=pinned)
+            chunks = len(x.chunks[0])
+            half = max(1, chunks // 2)
+            x_half = x[:sum(x.chunks[0][:half])]
+            seconds_half, _ = time_dask(client, lambda: dist.ntt(x_half, moduli, negacyclic=True), args.repeats)
+            seconds, runs = time_dask(client, lambda: dist.ntt(x, moduli, negacyclic=True), args.repeats,
+                                      after_warmup=lambda: _task_times(client, reset=True))
+            times = _task_times(client, reset=True)
+            chunk_input = x.nbytes / chunks
+            marginal = _marginal(seconds_half, seconds, half, chunks)
+            entry = {"chunk_MiB": chunk_mib, "input": "pinned" if pinned else "pageable (registered per task)",
+                     "chunks": chunks, "input_bytes": int(x.nbytes), "seconds": seconds, "runs": runs,
+                     "GBps": x.nbytes / seconds / 1e9, "half_chunks": half, "half_seconds": seconds_half,
+                     "marginal_seconds_per_chunk": marginal, "marginal_GBps": chunk_input / marginal / 1e9,
+                     "task_phase_ms": _per_task_ms(times, chunks * args.repeats)}  # timed runs only
+            copy, memory = ctx.get("copy"), ctx.get("host_memory")
             if copy:
                 entry["fraction_of_round_trip"] = entry["GBps"] / copy["round_trip_GBps"]
-                entry["fraction_of_both_ways"] = entry["GBps"] / copy["both_ways_GBps"]
+                entry["fraction_of_both_ways"] = entry["GBps"] / copy["both_ways_GBps"]  # the target
+                entry["marginal_fraction_of_both_ways"] = entry["marginal_GBps"] / copy["both_ways_GBps"]
+            if memory:
+                entry["fraction_of_host_copy"] = entry["GBps"] / memory["copy_GBps_threads"]
             out.append(entry)
-            del x
-    return {"log_n": args.log_n, "limbs": args.limbs, "target_fraction": 0.8, "chunks": out}
+            del x, x_half
+    return {"log_n": args.log_n, "limbs": args.limbs, "target_fraction_of_both_ways": 0.8, "chunks": out}
 
 
 def case_overhead(args, ctx):
-    """Device-resident batch on one GPU: dist.ntt against a plain loop of hb.ntt on the same chunk shapes."""
+    """Device-resident batch on one GPU: dist calls against plain loops of the same hb calls on chunks
+    of the same shapes, one GPU, same run, at two batch sizes (the whole batch and a quarter of it).
+
+    Reported per chunk size: the whole-job overhead at each size (Dask's fixed cost per job included),
+    the marginal overhead per chunk (the slope between the two sizes, less the loop's slope) and the
+    fixed cost per job that remains; a graph of no-op tasks over the same chunks; host time per task
+    phase on the worker."""
     import cupy
+
+    from hebatch.distributed.plugin import worker_report
 
     out = []
     for chunk_mib in args.chunk_mib:
         n, moduli, chunk_bytes = _batch_shape(args, chunk_mib)
         rows = max(1, chunk_bytes // (len(moduli) * n * 8))
-        count = max(1, round(args.device_gib * GIB / (rows * len(moduli) * n * 8)))
-        # The loop runs in this process first, alone on GPU 0; then its memory is handed back.
+        count = max(2, round(args.device_gib * GIB / (rows * len(moduli) * n * 8)))
+        small = max(1, count // 4)
+        # The loops run in this process first, alone on GPU 0; then their memory is handed back.
         chunks = [_random_chunk((rows, len(moduli), n), tuple(moduli), s, True) for s in range(count)]
-
-        def loop():
-            for c in chunks:
-                hb.ntt(c, moduli, negacyclic=True)
-
-        loop_ms, _ = time_cuda(loop, args.repeats)
+        loops = {
+            "ntt": lambda c: hb.ntt(c, moduli, negacyclic=True),
+            "ntt_unchecked": lambda c: hb.ntt(c, moduli, negacyclic=True, check=False),
+            "chain": lambda c: hb.intt(hb.ntt(c, moduli, negacyclic=True), moduli, negacyclic=True),
+            "polymul": lambda c: hb.polymul(c, c, moduli),
+        }
+        loop_seconds = {}
+        for name, fn in loops.items():
+            for size in (count, small):
+                ms, _ = time_cuda(lambda: [fn(c) for c in chunks[:size]], args.repeats)
+                loop_seconds[name, size] = ms / 1e3
         del chunks
         cupy.get_default_memory_pool().free_all_blocks()
-        with gpu_cluster(1) as client:
+        with gpu_cluster(1, _warm(args)) as client:
             x = random_batch(client, count * rows * len(moduli) * n * 8, rows * len(moduli) * n * 8, n, moduli,
                              on_device=True)
-            seconds, runs = time_dask(client, lambda: dist.ntt(x, moduli, negacyclic=True), args.repeats)
-            # The same graph without the entry check, and with a no-op per chunk: how much is Dask itself.
-            unchecked, _ = time_dask(client, lambda: dist.ntt(x, moduli, negacyclic=True, check=False), args.repeats)
-            noop, _ = time_dask(client, lambda: x.map_blocks(_touch, dtype=x.dtype, meta=x._meta), args.repeats)
-            del x
-        loop = loop_ms / 1e3
-        out.append({"chunk_MiB": chunk_mib, "chunks": count, "loop_seconds": loop, "dist_seconds": seconds,
-                    "dist_runs": runs, "overhead_percent": 100 * (seconds - loop) / loop,
-                    "dist_unchecked_seconds": unchecked, "noop_graph_seconds": noop})
-    return {"log_n": args.log_n, "limbs": args.limbs, "target_overhead_percent": 10, "chunks": out}
+            xs = {count: x, small: x[:small * rows]}
+            jobs = {
+                "ntt": lambda v: dist.ntt(v, moduli, negacyclic=True),
+                "ntt_unchecked": lambda v: dist.ntt(v, moduli, negacyclic=True, check=False),
+                "chain": lambda v: dist.intt(dist.ntt(v, moduli, negacyclic=True), moduli, negacyclic=True),
+                "polymul": lambda v: dist.polymul(v, v, moduli),
+                "noop_graph": lambda v: v.map_blocks(_touch, dtype=v.dtype, meta=v._meta),
+            }
+            dist_seconds, phases = {}, {}
+            for name, job in jobs.items():
+                for size in (count, small):
+                    dist_seconds[name, size] = time_dask(client, lambda: job(xs[size]), args.repeats,
+                                                         after_warmup=lambda: _task_times(client, reset=True))[0]
+                    if size == count:  # timed runs only
+                        phases[name] = _per_task_ms(_task_times(client, reset=True), count * args.repeats)
+            build_ms = {name: 1e3 * _timed_host(lambda: job(x), args.repeats) for name, job in jobs.items()}
+            roundtrip_ms = 1e3 * _timed_host(lambda: client.submit(_touch, 0, pure=False).result(), args.repeats)
+            run_ms = 1e3 * _timed_host(lambda: client.run(_touch, 0), args.repeats)
+            plugins = list(client.run(worker_report).values())
+            del x, xs
+        entry = {"chunk_MiB": chunk_mib, "chunks": count, "small_chunks": small,
+                 "noop_graph_seconds": dist_seconds["noop_graph", count],
+                 "noop_graph_small_seconds": dist_seconds["noop_graph", small],
+                 "noop_graph_marginal_ms_per_chunk": 1e3 * _marginal(dist_seconds["noop_graph", small],
+                                                                      dist_seconds["noop_graph", count], small, count),
+                 "graph_build_ms": build_ms,  # the client making the Dask array of each job (inside its time)
+                 "one_task_roundtrip_ms": roundtrip_ms,  # submit one no-op task and fetch its result
+                 "client_run_ms": run_ms,  # client.run on the worker (each timed job ends with one)
+                 "plugin": plugins[0]}
+        for name in loops:
+            d_big, d_small = dist_seconds[name, count], dist_seconds[name, small]
+            l_big, l_small = loop_seconds[name, count], loop_seconds[name, small]
+            marginal_dist, marginal_loop = _marginal(d_small, d_big, small, count), _marginal(l_small, l_big, small, count)
+            entry[name] = {
+                "loop_seconds": l_big, "dist_seconds": d_big,
+                "overhead_percent": 100 * (d_big - l_big) / l_big,  # whole job, this batch size
+                "small_loop_seconds": l_small, "small_dist_seconds": d_small,
+                "small_overhead_percent": 100 * (d_small - l_small) / l_small,
+                "marginal_ms_per_chunk": {"dist": 1e3 * marginal_dist, "loop": 1e3 * marginal_loop},
+                # what each further chunk adds beyond the loop's cost of it
+                "marginal_overhead_percent": 100 * (marginal_dist - marginal_loop) / marginal_loop,
+                # what is left of the whole-job overhead once the marginal one is taken out: per job
+                "fixed_ms_per_job": 1e3 * ((d_big - l_big) - (marginal_dist - marginal_loop) * count),
+                "task_phase_ms": phases[name],
+            }
+        entry["noop_graph_task_phase_ms"] = phases["noop_graph"]
+        out.append(entry)
+    # The smallest chunk whose unchecked and checked ntt stay within 10% of the plain loop per chunk
+    # (marginal): the evidence for arrays.GPU_CHUNK_MAX (None: no chunk size measured here met it).
+    met = [c["chunk_MiB"] for c in out
+           if max(c["ntt"]["marginal_overhead_percent"], c["ntt_unchecked"]["marginal_overhead_percent"]) <= 10]
+    return {"log_n": args.log_n, "limbs": args.limbs, "target_overhead_percent": {"256": 10, "64": 25},
+            "smallest_chunk_MiB_within_10_percent_marginal": min(met) if met else None, "chunks": out}
+
+
+def _timed_host(fn, repeats):
+    """Median wall seconds of fn() (one warm-up)."""
+    times = []
+    for i in range(repeats + 1):
+        start = time.perf_counter()
+        fn()
+        if i:
+            times.append(time.perf_counter() - start)
+    return _median(times)
+
+
+def case_probe(args, ctx):
+    """Costs inside a task, measured alone on GPU 0 for one chunk of the largest chunk size: the entry
+    check as a reduction to one scalar (the earlier kernel) and as the elementwise flag kernel now used,
+    the transform itself, registering pageable host memory as pinned, and allocating pinned memory
+    fresh and from the pool."""
+    import cupy
+    import cupyx
+
+    from hebatch.distributed import plugin, worker
+
+    n, moduli, chunk_bytes = _batch_shape(args, max(args.chunk_mib))
+    rows = max(1, chunk_bytes // (len(moduli) * n * 8))
+    x = _random_chunk((rows, len(moduli), n), tuple(moduli), 7, True)
+    bound = cupy.asarray(np.array(moduli, dtype=np.uint64).reshape(-1, 1))
+    reduction = cupy.ReductionKernel("T x, T q", "bool y", "x >= q", "a | b", "y = a", "false",
+                                     "probe_out_of_range", reduce_type="bool")
+    state = plugin.WorkerState()
+    result = {"chunk_bytes": int(x.nbytes)}
+    for name, fn in {
+        "check_reduction_kernel": lambda: reduction(x, bound),
+        "check_elementwise_flag": lambda: worker._fused_check(state, x, bound),
+        "check_compare_any": lambda: (x >= bound).any(),
+        "ntt_unchecked": lambda: hb.ntt(x, moduli, negacyclic=True, check=False),
+        "ntt_checked": lambda: hb.ntt(x, moduli, negacyclic=True),
+    }.items():
+        ms, _ = time_cuda(fn, args.repeats)
+        result[name + "_ms"] = ms
+    bad = x.copy()
+    bad[rows - 1, len(moduli) - 1, n - 1] = moduli[-1]
+    result["check_elementwise_flag_finds_bad_entry"] = bool(worker._fused_check(state, bad, bound).get())
+    result["check_elementwise_flag_passes_good"] = not bool(worker._fused_check(state, x, bound).get())
+    del bad
+    host = np.ones(x.nbytes // 8, dtype=np.uint64)
+
+    def register():
+        cupy.cuda.runtime.hostRegister(host.ctypes.data, host.nbytes, 0)
+        cupy.cuda.runtime.hostUnregister(host.ctypes.data)
+
+    result["host_register_unregister_ms"] = 1e3 * _timed_host(register, args.repeats)
+    pool = cupy.get_default_pinned_memory_pool()
+
+    def fresh():
+        pool.free_all_blocks()
+        cupyx.empty_pinned(host.shape, host.dtype)
+
+    result["pinned_alloc_fresh_ms"] = 1e3 * _timed_host(fresh, args.repeats)
+    result["pinned_alloc_pooled_ms"] = 1e3 * _timed_host(lambda: cupyx.empty_pinned(host.shape, host.dtype),
+                                                         args.repeats)
+    pinned = cupyx.empty_pinned(host.shape, host.dtype)
+    result["is_pinned"] = {"pinned": worker.is_pinned(pinned), "pageable": worker.is_pinned(host)}
+    result["is_pinned_us"] = 1e6 * _timed_host(lambda: worker.is_pinned(pinned), 20)
+    del x, pinned
+    pool.free_all_blocks()
+    cupy.get_default_memory_pool().free_all_blocks()
+    return result
 
 
 def _touch(block):
@@ -360,7 +594,7 @@ def case_scaling(args, ctx):
     n, moduli, chunk_bytes = _batch_shape(args, chunk_mib)
     out = []
     for k in gpus:
-        with gpu_cluster(k) as client:
+        with gpu_cluster(k, _warm(args)) as client:
             x = random_batch(client, int(args.device_gib * GIB), chunk_bytes, n, moduli, on_device=True,
                              chunk_multiple=4)
             seconds, runs = time_dask(client, lambda: dist.ntt(x, moduli, negacyclic=True), args.repeats)
@@ -468,9 +702,10 @@ def case_large(args, ctx):
     return out
 
 
-CASE_FUNCTIONS = {"copy": case_copy, "host_batch": case_host_batch, "overhead": case_overhead,
+CASE_FUNCTIONS = {"host_memory": case_host_memory, "copy": case_copy, "probe": case_probe, "host_batch": case_host_batch,
+                  "overhead": case_overhead,
                   "scaling": case_scaling, "large": case_large}
-NEEDS_GPU = {"copy", "overhead", "scaling"}
+NEEDS_GPU = {"copy", "probe", "overhead", "scaling"}
 
 
 # -- report ----------------------------------------------------------------------------------------
@@ -487,20 +722,37 @@ def summary_rows(record):
             rows.append((name, "skipped", case["skipped"]))
             continue
         r = case["result"]
-        if name == "copy":
+        if name == "host_memory":
+            rows.append((name, "GB/s copied", f"one thread {r['copy_GBps_one_thread']:.1f}, "
+                                              f"{r['copy_threads']} threads {r['copy_GBps_threads']:.1f}"))
+        elif name == "copy":
             rows.append((name, "GB/s", f"H2D {r['h2d_GBps']:.1f}, D2H {r['d2h_GBps']:.1f}, round trip "
                                        f"{r['round_trip_GBps']:.1f}, both ways {r['both_ways_GBps']:.1f}, "
                                        f"D2D {r['d2d_GBps']:.0f}"))
+        elif name == "probe":
+            rows.append((name, f"one {r['chunk_bytes'] >> 20} MiB chunk, ms",
+                         f"check: reduction kernel {r['check_reduction_kernel_ms']:.2f}, elementwise flag "
+                         f"{r['check_elementwise_flag_ms']:.2f}, compare+any {r['check_compare_any_ms']:.2f}; ntt "
+                         f"{r['ntt_unchecked_ms']:.2f} (checked {r['ntt_checked_ms']:.2f}); register+unregister "
+                         f"{r['host_register_unregister_ms']:.1f}; pinned alloc fresh {r['pinned_alloc_fresh_ms']:.1f}, "
+                         f"pooled {r['pinned_alloc_pooled_ms']:.3f}"))
         elif name == "host_batch":
             for c in r["chunks"]:
-                frac = f", {100 * c['fraction_of_round_trip']:.0f}% of round trip" if "fraction_of_round_trip" in c else ""
-                rows.append((name, f"chunk {c['chunk_MiB']} MiB", f"{c['GBps']:.2f} GB/s{frac}"))
+                frac = (f", {100 * c['fraction_of_both_ways']:.0f}% of both ways (target 80%); marginal "
+                        f"{c['marginal_GBps']:.1f} GB/s = {100 * c['marginal_fraction_of_both_ways']:.0f}%"
+                        if "fraction_of_both_ways" in c else f"; marginal {c['marginal_GBps']:.2f} GB/s")
+                rows.append((name, f"chunk {c['chunk_MiB']} MiB {c['input'].split()[0]}, {c['chunks']} chunks",
+                             f"whole job {c['GBps']:.2f} GB/s{frac}"))
         elif name == "overhead":
             for c in r["chunks"]:
-                rows.append((name, f"chunk {c['chunk_MiB']} MiB",
-                             f"dist {c['dist_seconds'] * 1e3:.1f} ms, loop {c['loop_seconds'] * 1e3:.1f} ms, "
-                             f"overhead {c['overhead_percent']:.1f}%; unchecked {c['dist_unchecked_seconds'] * 1e3:.1f} ms, "
-                             f"no-op graph {c['noop_graph_seconds'] * 1e3:.1f} ms"))
+                parts = [f"{job} {c[job]['dist_seconds'] * 1e3:.1f}/{c[job]['loop_seconds'] * 1e3:.1f} ms "
+                         f"({c[job]['overhead_percent']:+.0f}%; marginal {c[job]['marginal_overhead_percent']:+.0f}%, "
+                         f"fixed {c[job]['fixed_ms_per_job']:.1f} ms)"
+                         for job in ("ntt", "ntt_unchecked", "chain", "polymul")]
+                rows.append((name, f"chunk {c['chunk_MiB']} MiB x{c['chunks']} dist/loop",
+                             ", ".join(parts) + f"; no-op graph {c['noop_graph_seconds'] * 1e3:.1f} ms "
+                             f"({c['noop_graph_marginal_ms_per_chunk']:.2f} ms/chunk); one-task round trip "
+                             f"{c['one_task_roundtrip_ms']:.1f} ms"))
         elif name == "scaling":
             for c in r["runs"]:
                 rows.append((name, f"{c['gpus']} GPU", f"{c['seconds'] * 1e3:.1f} ms, {c['GBps']:.1f} GB/s, "
@@ -546,7 +798,7 @@ def write_json(record, out_dir: pathlib.Path) -> list[pathlib.Path]:
 
 def main(argv=None) -> int:
     args = parse_args(argv)
-    PROTOCOL.update(protocol=args.protocol, enable_nvlink=args.nvlink)
+    PROTOCOL.update(protocol=args.protocol, enable_nvlink=args.nvlink, threads_per_worker=args.threads)
     gpus = 0 if args.cpu else _gpu_count()
     record = {
         "benchmark": "dist",
@@ -560,6 +812,8 @@ def main(argv=None) -> int:
         "cases": [],
     }
     ctx = {"gpus": gpus}
+    os.environ.setdefault("HEBATCH_TASK_TIMES", "1")  # workers sum host time per task phase (microseconds a task)
+    started = time.perf_counter()
     for name in args.cases:
         entry = {"case": name}
         if name in NEEDS_GPU and not gpus:
@@ -574,6 +828,7 @@ def main(argv=None) -> int:
         record["cases"].append(entry)
         print(f"{name}: {'error' if 'error' in entry else 'skipped' if 'skipped' in entry else 'done'}",
               file=sys.stderr)
+    record["wall_seconds"] = time.perf_counter() - started
     print_table(record)
     for path in write_json(record, args.out_dir):
         print(f"wrote {path}", file=sys.stderr)

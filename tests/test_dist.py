@@ -60,7 +60,8 @@ def test_batch_is_lazy_with_dashboard_names(client, tmp_path):
     p = dist.polymul(x, x, Q[0])
     assert not os.path.exists(marker)  # nothing ran yet
     assert key_split(y.name) == "ntt_negacyclic_2^10"
-    assert key_split(z.name) == "intt_cyclic_2^10"
+    assert key_split(z.name) == "ntt_negacyclic_2^10_then_intt"  # a direct chain is one task per chunk
+    assert key_split(dist.intt(dist.ntt(x, Q[0]).rechunk(4), Q[0]).name) == "intt_cyclic_2^10"
     assert key_split(p.name) == "polymul_negacyclic_2^10"
     assert len(y.__dask_keys__()) == 4  # one task per chunk
 
@@ -318,3 +319,121 @@ def test_gpu_cluster_refuses_more_workers_than_gpus():
         _check_gpu_workers(3, [0, 1])
     _check_gpu_workers(2, "0,1")
     _check_gpu_workers(None, "0")
+
+
+def _tasks_after_optimisation(y) -> int:
+    """Tasks Dask runs for y (after its graph optimisation, as compute/persist see it)."""
+    import dask
+
+    (optimised,) = dask.optimize(y)
+    return len(dict(optimised.__dask_graph__()))
+
+
+def test_chains_are_one_task_per_chunk_and_exact(client):
+    """ntt -> intt, polymul -> ntt -> intt and the like run as one task per chunk, bit for bit as hb."""
+    x = np.stack([residues(q, (12, 2**8)) for q in Q], axis=1)
+    b = np.stack([residues(q, (12, 2**8)) for q in Q], axis=1)
+    xd, bd = dist.from_numpy(x, chunks=4), dist.from_numpy(b, chunks=4)
+    y = dist.intt(dist.ntt(xd, Q, negacyclic=True), Q, negacyclic=True)
+    assert key_split(y.name) == "ntt_negacyclic_2^8_then_intt"
+    layers = len(dist.ntt(xd, Q).__dask_graph__().layers)
+    assert len(y.__dask_graph__().layers) == layers  # the second step joined the first's task
+    assert _tasks_after_optimisation(y) == _tasks_after_optimisation(dist.ntt(xd, Q))
+    assert np.array_equal(dist.run(y), x)
+    z = dist.intt(dist.ntt(dist.polymul(xd, bd, Q), Q, negacyclic=True), Q, negacyclic=False)
+    want = hb.intt(hb.ntt(hb.polymul(x, b, Q), Q, negacyclic=True), Q)
+    assert key_split(z.name) == "polymul_negacyclic_2^8_then_ntt_then_intt"
+    assert len(z.__dask_graph__().layers) == len(dist.polymul(xd, bd, Q).__dask_graph__().layers)
+    assert np.array_equal(dist.run(z), want)
+    # a chain over other moduli checks its intermediate: entries of the first result may exceed them
+    small = hb.ntt_primes(40, 2**8, len(Q))
+    with pytest.raises(ValueError, match=r"entries >= .*\(in ntt_cyclic_2\^8_then_ntt chunk"):
+        dist.run(dist.ntt(dist.ntt(xd, Q), small))
+
+
+def test_chain_refuses_bad_entries_naming_the_chunk(client):
+    x = np.stack([residues(q, (12, 2**8)) for q in Q], axis=1)
+    x[9, 1, 3] = Q[1]
+    xd = dist.from_numpy(x, chunks=4)
+    with pytest.raises(ValueError, match=r"entries >= its limb's modulus.*chunk \(2, 0, 0\) rows 8:12"):
+        dist.run(dist.intt(dist.ntt(xd, Q), Q))
+
+
+def test_in_memory_input_is_checked_before_submission(client, tmp_path):
+    x = residues(Q[0], (8, 64))
+    x[5, 1] = Q[0] + 1
+    before = set(client.run_on_scheduler(lambda dask_scheduler=None: list(dask_scheduler.tasks)))
+    with pytest.raises(ValueError, match=r"x has entries >= modulus"):
+        dist.ntt(x, Q[0])
+    with pytest.raises(ValueError, match=r"b has entries >= modulus"):
+        dist.polymul(residues(Q[0], (8, 64)), x, Q[0])
+    after = set(client.run_on_scheduler(lambda dask_scheduler=None: list(dask_scheduler.tasks)))
+    assert after <= before  # nothing was scattered or submitted
+
+
+@pytest.mark.gpu
+def test_gpu_host_pipeline_pins_results_and_releases_inputs(monkeypatch):
+    """Host chunks: copied from their own (registered, then released) memory into a pinned result."""
+    import cupy
+
+    monkeypatch.setattr(worker, "STAGE_BYTES", 5 * 3 * 2**10 * 8)
+    x = np.stack([residues(q, (64, 2**10)) for q in Q], axis=1)
+    check = worker.EntryCheck(tuple(Q), True)
+    got = worker.on_worker(lambda v: hb.ntt(v, Q, check=False), x, device="gpu", check=check)
+    assert np.array_equal(got, hb.ntt(x, Q))
+    attributes = cupy.cuda.runtime.pointerGetAttributes(got.ctypes.data)
+    assert attributes.type == cupy.cuda.runtime.memoryTypeHost  # pinned: no page faults while copying out
+    cupy.cuda.runtime.hostRegister(x.ctypes.data, x.nbytes, 0)  # the task unregistered its input
+    cupy.cuda.runtime.hostUnregister(x.ctypes.data)
+    x[63, 2, 5] = Q[2]
+    with pytest.raises(ValueError, match=r"entries >= its limb's modulus"):
+        worker.on_worker(lambda v: hb.ntt(v, Q, check=False), x, device="gpu", check=check)
+
+
+@pytest.mark.gpu
+def test_gpu_device_tasks_without_host_waits_stay_ordered():
+    """Device tasks return before their kernels end; jobs reading their results (other threads, other
+    streams, the host) still see finished data, and chains stay one task per chunk."""
+    with dist.cluster(device="gpu", threads_per_worker=4, dashboard_address=":0", verbose=False):
+        x = np.stack([residues(q, (256, 2**12)) for q in Q], axis=1)
+        xd = dist.to_device(dist.from_numpy(x, chunks=8)).persist()
+        for _ in range(3):
+            y = dist.ntt(xd, Q, negacyclic=True, check=False).persist()  # own job, own tasks and streams
+            z = dist.intt(y, Q, negacyclic=True, check=False).persist()
+            assert np.array_equal(dist.run(dist.to_host(z)), x)
+            chain = dist.intt(dist.ntt(xd, Q), Q)
+            assert np.array_equal(dist.run(dist.to_host(chain)), x)
+            assert np.array_equal(dist.run(dist.to_host(dist.polymul(xd, xd, Q))), hb.polymul(x, x, Q))
+            fused = dist.intt(dist.map_chunks(_negate, dist.ntt(xd, Q)), Q)  # one task per chunk, on the GPU
+            assert np.array_equal(dist.run(dist.to_host(fused)), _negate(x))
+        bad = x.copy()
+        bad[77, 1, 9] = Q[1]
+        with pytest.raises(ValueError, match=r"entries >= .*chunk \(9, 0, 0\) rows 72:80"):
+            dist.run(dist.ntt(dist.to_device(dist.from_numpy(bad, chunks=8)), Q))
+
+
+def _negate(v):
+    """-v mod the limb's modulus (Q), with the array module of v."""
+    from hebatch.device import array_module
+
+    xp = array_module(v)
+    q = xp.asarray(np.array(Q, dtype=np.uint64).reshape(-1, 1))
+    return xp.where(v == 0, v, q - v)
+
+
+def test_map_chunks_joins_a_chain_of_transforms(client):
+    """ntt -> a pointwise step -> intt as one task per chunk; intt(-ntt(x)) == -x exactly."""
+    x = np.stack([residues(q, (10, 2**8)) for q in Q], axis=1)
+    xd = dist.from_numpy(x, chunks=3)
+    y = dist.intt(dist.map_chunks(_negate, dist.ntt(xd, Q, negacyclic=True)), Q, negacyclic=True)
+    assert key_split(y.name) == "ntt_negacyclic_2^8_then_map_then_intt"
+    assert len(y.__dask_graph__().layers) == len(dist.ntt(xd, Q).__dask_graph__().layers)
+    assert np.array_equal(dist.run(y), _negate(x))
+    alone = dist.map_chunks(_negate, xd, name="negate")
+    assert key_split(alone.name) == "negate" and np.array_equal(dist.run(alone), _negate(x))
+    with pytest.raises(TypeError, match="fn must be callable"):
+        dist.map_chunks(3, xd)
+    with pytest.raises(ValueError, match="batch length"):
+        dist.map_chunks(_negate, xd, x[:4])
+    with pytest.raises(ValueError, match="name must be"):
+        dist.map_chunks(_negate, xd, name="a-b")

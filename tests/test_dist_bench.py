@@ -28,7 +28,10 @@ def test_cpu_smoke_run_writes_json(bench, tmp_path, monkeypatch, capsys):
     assert set(cases) == set(bench.CASES)
     for name in ("copy", "overhead", "scaling"):
         assert "skipped" in cases[name]
+    memory = cases["host_memory"]["result"]
+    assert memory["copy_GBps_one_thread"] > 0 and memory["copy_GBps_threads"] > 0
     host = cases["host_batch"]["result"]["chunks"][0]
+    assert host["fraction_of_host_copy"] > 0 and record["wall_seconds"] > 0
     assert host["GBps"] > 0 and host["input_bytes"] > 0 and len(host["runs"]) == 2
     large = cases["large"]["result"]
     assert {r["transpose"] for r in large["runs"]} == {"tasks", "direct"}
@@ -37,7 +40,7 @@ def test_cpu_smoke_run_writes_json(bench, tmp_path, monkeypatch, capsys):
         assert run["transform_seconds"] > 0 and run["transpose_seconds"] > 0
         assert set(run["stage_seconds"]) == {"distribute", "columns", "transpose", "rows", "transpose_out"}
     table = capsys.readouterr().out
-    assert "host_batch" in table and "2^16 x2 direct" in table
+    assert "host_batch" in table and "host_memory" in table and "2^16 x2 direct" in table
 
 
 def test_errors_are_recorded_not_raised(bench, tmp_path, monkeypatch):
@@ -55,6 +58,8 @@ def test_errors_are_recorded_not_raised(bench, tmp_path, monkeypatch):
 def test_arguments(bench):
     args = bench.parse_args(["--quick"])
     assert args.large_log_n == [24, 26] and args.repeats == 3 and args.cases == list(bench.CASES)
+    assert args.chunk_mib == [64, 256, 1024] and args.host_gib == 4.0 and args.device_gib == 16.0
+    assert args.host_chunk_mib == [256, 1024]
     assert bench.parse_args([]).large_log_n == [26, 28]
     with pytest.raises(SystemExit):
         bench.parse_args(["--cases", "copy,warp"])

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import hebatch as hb
-from hebatch.distributed import worker
+from hebatch.distributed import plugin, worker
 
 from .dist_support import residues
 
@@ -20,56 +20,112 @@ Q = hb.ntt_primes(60, 2**10, 2)
 
 
 class _DeviceArray(np.ndarray):
-    """A 'device' array: NumPy memory, CuPy's set()."""
+    """A 'device' array: NumPy memory, CuPy's set(), get() and data pointer."""
 
     def set(self, host, stream=None):
         assert isinstance(host, np.ndarray) and host.flags.c_contiguous and host.shape == self.shape
-        self[...] = host
+        assert stream is _Model.current, "copies go on the task's stream"
+        start = host.ctypes.data
+        assert start in getattr(_Model, "pinned", ()) or any(
+            p <= start and start + host.nbytes <= p + n for p, n in _Model.registered.items()), \
+            "uploads read registered or pinned host memory"
+        self[...] = host  # kernels later in the stream see it
+
+    def get(self, stream=None):
+        _Model.flush()
+        return np.array(self)
+
+    @property
+    def data(self):
+        return types.SimpleNamespace(ptr=self.ctypes.data, mem=None)
+
+
+class _Model:
+    """Copies stay pending until a stream or event is synchronised, as on a GPU: reading a result too
+    early, or changing host memory that a pending copy still reads, shows up as wrong data."""
+
+    pending = []
+    current = None
+    registered = {}
+    log = []  # "fn" (a transform queued), "wait" (the host waited for the GPU)
+
+    @classmethod
+    def flush(cls):
+        while cls.pending:
+            dst, src, snapshot = cls.pending.pop(0)
+            assert np.array_equal(src, snapshot), "host memory changed under a pending copy"
+            dst[...] = src
 
 
 def _model():
-    pending = []  # device-to-host copies not yet done
-
-    def flush():
-        while pending:
-            out, src = pending.pop(0)
-            out[...] = src
+    _Model.pending.clear()
+    _Model.registered.clear()
+    _Model.log.clear()
 
     class Event:
         def synchronize(self):
-            flush()
+            _Model.log.append("wait")
+            _Model.flush()
 
     class Stream:
-        current = None
-
         def __init__(self, non_blocking=False):
-            assert non_blocking
+            assert not non_blocking, "task streams are blocking streams (ordered with the default stream)"
 
         def __enter__(self):
-            Stream.current = self
+            self.previous, _Model.current = _Model.current, self
             return self
 
         def __exit__(self, *exc):
-            Stream.current = None
+            _Model.current = self.previous
 
         def record(self):
             return Event()
 
+        def wait_event(self, event):
+            pass
+
         def synchronize(self):
-            flush()
+            _Model.log.append("wait")
+            _Model.flush()
 
     def empty(shape, dtype):
         return np.empty(shape, dtype).view(_DeviceArray)
 
+    def zeros(shape, dtype):
+        return np.zeros(shape, dtype).view(_DeviceArray)
+
     def asnumpy(a, stream=None, out=None, blocking=True):
-        assert Stream.current is not None and stream is Stream.current and not blocking
-        pending.append((out, np.array(a)))  # copied later, like an asynchronous copy
+        assert stream is _Model.current and not blocking
+        assert out.ctypes.data in _Model.pinned, "results are copied into pinned memory"
+        _Model.pending.append((out, a, np.array(a)))
+
+    def host_register(ptr, size, flags):
+        assert ptr not in _Model.registered
+        _Model.registered[ptr] = size
+
+    def host_unregister(ptr):
+        assert not _Model.pending, "host memory unregistered while a copy may read it"
+        del _Model.registered[ptr]
+
+    _Model.pinned = set()
+
+    def empty_pinned(shape, dtype):
+        out = np.empty(shape, dtype)
+        _Model.pinned.add(out.ctypes.data)
+        _Model.pinned.update(out[i:].ctypes.data for i in range(out.shape[0] if out.ndim else 0))
+        return out
 
     cupy = types.ModuleType("cupy")
-    cupy.ndarray, cupy.empty, cupy.asnumpy = _DeviceArray, empty, asnumpy
-    cupy.cuda = types.SimpleNamespace(Stream=Stream, Device=lambda: types.SimpleNamespace(id=0))
+    cupy.ndarray, cupy.empty, cupy.zeros, cupy.asnumpy = _DeviceArray, empty, zeros, asnumpy
+    cupy.asarray = lambda a: np.asarray(a).view(_DeviceArray)
+    cupy.bool_ = np.bool_
+    cupy.stack = lambda arrays: np.stack(arrays).view(_DeviceArray)
+    cupy.cuda = types.SimpleNamespace(Stream=Stream, Device=lambda: types.SimpleNamespace(id=0),
+                                      get_current_stream=lambda: _Model.current or Stream(),
+                                      runtime=types.SimpleNamespace(hostRegister=host_register,
+                                                                    hostUnregister=host_unregister))
     cupyx = types.ModuleType("cupyx")
-    cupyx.empty_pinned = lambda shape, dtype: np.empty(shape, dtype)
+    cupyx.empty_pinned = empty_pinned
     return cupy, cupyx
 
 
@@ -79,14 +135,19 @@ def model_gpu(monkeypatch):
     monkeypatch.setitem(sys.modules, "cupy", cupy)
     monkeypatch.setitem(sys.modules, "cupyx", cupyx)
     monkeypatch.setattr(worker, "worker_has_gpu", lambda: True)
-    return cupy
+    state = plugin.WorkerState()  # fresh streams and kernels for the stand-in CuPy
+    state._has_gpu = True
+    monkeypatch.setattr(worker, "current_state", lambda: state)
+    yield cupy
+    assert not _Model.registered, "every registered chunk is unregistered"
 
 
 def _on_model_device(fn):
     """fn on 'device' arrays, checking that it only ever sees them inside the task's stream."""
     def run(*arrays):
         cupy = sys.modules["cupy"]
-        assert cupy.cuda.Stream.current is not None
+        assert _Model.current is not None
+        _Model.log.append("fn")
         assert all(isinstance(a, cupy.ndarray) for a in arrays)
         return fn(*[np.asarray(a) for a in arrays]).view(cupy.ndarray)
     return run
@@ -137,3 +198,69 @@ def test_cpu_paths_and_errors_with_context():
     assert worker.describe_block("label", None) == "label"
     with pytest.raises(ValueError, match="device"):
         worker.check_device("tpu")
+
+
+@pytest.mark.parametrize("bad_row", [None, 0, 17])
+def test_entry_check_fused_on_the_device(model_gpu, monkeypatch, bad_row):
+    """The check runs on the device per slice (the transform itself does not check) and is read once."""
+    monkeypatch.setattr(worker, "STAGE_BYTES", 3 * 2 * 2**10 * 8)
+    x = np.stack([residues(q, (20, 2**10)) for q in Q], axis=1)
+    check = worker.EntryCheck(tuple(Q), True)
+    fn = _on_model_device(lambda v: hb.ntt(v, Q, check=False))
+    if bad_row is not None:
+        x[bad_row, 1, 5] = Q[1] + 3
+    for operand, keep in ((x, False), (x.copy().view(model_gpu.ndarray), False), (x, True)):
+        if bad_row is None:
+            got = worker.on_worker(fn, operand, check=check, keep_on_device=keep)
+            assert np.array_equal(np.asarray(got), hb.ntt(x, Q))
+        else:
+            with pytest.raises(ValueError, match=rf"x has entries >= its limb's modulus \(e.g. {Q[1] + 3}\)"):
+                worker.on_worker(fn, operand, check=check, keep_on_device=keep)
+    b = x[:1].copy()
+    b[0, 0, 0] = Q[0]  # a broadcast operand is checked too
+    pair = worker.EntryCheck(tuple(Q), True, ("a", "b"))
+    with pytest.raises(ValueError, match="has entries >="):
+        worker.on_worker(_on_model_device(lambda u, v: hb.polymul(u, v, Q, check=False)), x, b, check=pair)
+
+
+def test_host_waits_once_per_task_after_everything_is_queued(model_gpu, monkeypatch):
+    """Host chunks: every slice is queued before the host waits (one wait per stream, at the end).
+    Device chunks: no wait without the entry check; with it, one wait, after the transform is queued."""
+    monkeypatch.setattr(worker, "STAGE_BYTES", 2 * 2 * 2**10 * 8)
+    x = np.stack([residues(q, (12, 2**10)) for q in Q], axis=1)
+    fn = _on_model_device(lambda v: hb.ntt(v, Q, check=False))
+    check = worker.EntryCheck(tuple(Q), True)
+    worker.on_worker(fn, x, check=check)  # the first also uploads the moduli, once per worker
+    _Model.log.clear()
+    worker.on_worker(fn, x, check=check)
+    last = max(i for i, e in enumerate(_Model.log) if e == "fn")
+    assert _Model.log.count("fn") == 6 and "wait" not in _Model.log[:last]
+    assert _Model.log.count("wait") == worker.PIPELINE_STREAMS
+    on_device = x.copy().view(model_gpu.ndarray)
+    _Model.log.clear()
+    worker.on_worker(fn, on_device)
+    assert _Model.log == ["fn"]
+    _Model.log.clear()
+    worker.on_worker(fn, on_device, check=check)
+    assert _Model.log == ["fn", "wait"]
+
+
+def test_pinned_chunks_are_not_registered_again(model_gpu, monkeypatch):
+    """A chunk already in pinned memory (made there on the worker) is copied as it is."""
+    monkeypatch.setattr(worker, "STAGE_BYTES", 3 * 2 * 2**10 * 8)
+    x = sys.modules["cupyx"].empty_pinned((20, 2, 2**10), np.uint64)
+    x[...] = np.stack([residues(q, (20, 2**10)) for q in Q], axis=1)
+    monkeypatch.setattr(worker, "is_pinned", lambda a: a.ctypes.data in _Model.pinned)
+    monkeypatch.setattr(sys.modules["cupy"].cuda.runtime, "hostRegister", None)  # never called
+    got = worker.on_worker(_on_model_device(lambda v: hb.ntt(v, Q, negacyclic=True)), x, device="gpu")
+    assert np.array_equal(got, hb.ntt(x, Q, negacyclic=True))
+
+
+def test_pinned_memory_unknown_to_cuda_is_pageable(model_gpu):
+    assert not worker.is_pinned(np.ones(8))  # the stand-in runtime has no pointer attributes: pageable
+
+
+def test_pinned_empty_is_numpy_on_cpu_workers(monkeypatch):
+    monkeypatch.setattr(worker, "worker_has_gpu", lambda: False)
+    a = worker.pinned_empty((3, 4), np.uint64)
+    assert type(a) is np.ndarray and a.shape == (3, 4) and a.dtype == np.uint64

@@ -18,6 +18,11 @@ from ..backend import get
 from .worker import device_memory_bytes, on_worker
 from .worker import to_host as host_array
 
+# Default GPU chunk: as large as memory allows, up to 1 GiB. Provenance: on an H100 (2026-11-24,
+# dist_bench --quick, 2^16 x 8 limbs) Dask's own cost was about 2 ms per task (a graph of no-op tasks
+# over 16 chunks of 256 MiB took 30 ms) against 1.2 ms of NTT per 256 MiB chunk, so only chunks of
+# about 1 GiB bring it near the 10% target. Re-measure with
+# `dist_bench.py --cases overhead --chunk-mib 64 256 1024` when the scheduler or the kernels change.
 GPU_CHUNK_MAX = 1 << 30
 GPU_TASK_COPIES = 4  # device memory per running task: input, output and the transform's work space
 CPU_TASK_COPIES = 16  # the NumPy backend's 128-bit products make many temporaries per chunk
@@ -46,9 +51,9 @@ def chunk_budget(client=None) -> int:
         if device:
             return min(GPU_CHUNK_MAX, device // GPU_TASK_COPIES)
         return min(_cpu_cap(), psutil.virtual_memory().total // ((os.cpu_count() or 1) * CPU_TASK_COPIES))
-    workers = client.scheduler_info(n_workers=-1)["workers"]
-    if not workers:
-        raise RuntimeError("the Dask cluster has no workers: cannot size chunks")
+    from .cluster import wait_for_workers
+
+    workers = wait_for_workers(client, 1)  # sizing needs a worker: wait for one to register
     devices = client.run(device_memory_bytes)
     budgets = []
     for address, info in workers.items():

@@ -1,17 +1,23 @@
-"""Batched transforms over Dask arrays: one task per chunk, validated before anything is submitted."""
+"""Batched transforms over Dask arrays: one task per chunk, validated before anything is submitted.
+
+A transform applied directly to the result of another (`dist.intt(dist.polymul(a, b, q), q)`, ...)
+joins its task: the chain runs as one task per chunk, so its intermediates stay on the GPU.
+"""
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import dask.array as da
+import numpy as np
 
 from ..ntt.api import ntt as array_ntt
 from ..ntt.api import polymul as array_polymul
 from ..ntt.validate import TransformArgs, _check_flag, check_polymul_args, check_transform_args
+from ..device import array_module
 from .arrays import as_batch, chunk_backend
-from .worker import check_device, describe_block, run_task
+from .worker import EntryCheck, check_device, describe_block, run_task
 
 
 def task_label(operation: str, negacyclic: bool, n: int) -> str:
@@ -30,6 +36,7 @@ class _Transform:
     inverse: bool
     algorithm: str
     check: bool
+    names = ("x",)
 
     def __call__(self, x):
         return array_ntt(x, self.modulus, negacyclic=self.negacyclic, inverse=self.inverse,
@@ -42,18 +49,90 @@ class _Polymul:
     negacyclic: bool
     algorithm: str
     check: bool
+    names = ("a", "b")
 
     def __call__(self, a, b):
         return array_polymul(a, b, self.modulus, negacyclic=self.negacyclic, algorithm=self.algorithm,
                              check=self.check)
 
 
-def _transform_task(block, op, device, label, block_info=None):
-    return run_task(op, block, device=device, where=describe_block(label, block_info))
+@dataclass(frozen=True)
+class _Map:
+    """A user function of the chunks' arrays (NumPy on CPU workers, CuPy on GPU workers)."""
+
+    fn: object
+    names: tuple = ("x",)
+    modulus: object = None  # unknown: a transform after it checks its input
+    check: bool = False
+
+    def __call__(self, *arrays):
+        return self.fn(*arrays)
 
 
-def _polymul_task(a, b, op, device, label, block_info=None):
-    return run_task(op, a, b, device=device, where=describe_block(label, block_info))
+@dataclass(frozen=True)
+class _Chain:
+    """Steps applied one after another to a chunk inside one task: the first takes the task's operands,
+    each next one the previous result, so intermediates stay where the task computes (on its GPU).
+    The entry check of the first step runs once, fused on the device (see worker.EntryCheck); a later
+    step checks its input only when its moduli differ from the step before (else it is reduced already)."""
+
+    steps: tuple
+
+    def entry_check(self) -> EntryCheck | None:
+        first = self.steps[0]
+        if not first.check:
+            return None
+        moduli = first.modulus if isinstance(first.modulus, tuple) else (first.modulus,)
+        return EntryCheck(moduli, isinstance(first.modulus, tuple), first.names)
+
+    def unchecked(self) -> "_Chain":
+        steps = [replace(self.steps[0], check=False)]
+        for before, step in zip(self.steps, self.steps[1:]):
+            steps.append(replace(step, check=False) if step.modulus == before.modulus else step)
+        return _Chain(tuple(steps))
+
+    def __call__(self, *arrays):
+        y = self.steps[0](*arrays)
+        for step in self.steps[1:]:
+            y = step(y)
+        return y
+
+
+def _chunk_task(*blocks, op, device, label, block_info=None):
+    return run_task(op.unchecked(), *blocks, device=device, where=describe_block(label, block_info),
+                    check=op.entry_check())
+
+
+FUSED = "_hebatch_fused"  # attribute of a result of ntt/intt/polymul: (operands, chain, device, label)
+
+
+def _lazy(operands, step, device: str, label: str, meta, dtype) -> da.Array:
+    """One task per chunk applying `step` to the operands' chunks. When the single operand is itself an
+    unchanged result of this module (same device), the step joins that result's chain instead: one
+    task per chunk for the whole chain, and its intermediates never leave the task."""
+    chain = _Chain((step,))
+    fused = getattr(operands[0], FUSED, None) if len(operands) == 1 else None
+    if fused is not None and fused[2] == device:
+        operands, previous, _, before = fused
+        chain, label = _Chain(previous.steps + (step,)), f"{before}_then_{label.split('_')[0]}"
+    y = da.map_blocks(_chunk_task, *operands, op=chain, device=device, label=label, dtype=dtype, meta=meta,
+                      token=label)
+    setattr(y, FUSED, (tuple(operands), chain, device, label))
+    return y
+
+
+def _checked_here(check: bool, args: TransformArgs, *arrays) -> bool:
+    """The entry check of in-memory (NumPy or CuPy) operands, here, before anything is submitted: one
+    pass over each, read once; returns whether the tasks still have to check (Dask operands)."""
+    if not check:
+        return False
+    names = ("x",) if len(arrays) == 1 else ("a", "b")
+    moduli = args.moduli
+    entry = EntryCheck(tuple(moduli), args.rns, names)
+    for name, x in zip(names, arrays):
+        if not isinstance(x, da.Array):
+            EntryCheck(entry.moduli, entry.rns, (name,)).host_check([x], array_module(x))
+    return any(isinstance(x, da.Array) for x in arrays)
 
 
 def _per_limb(values: tuple[int, ...], args: TransformArgs):
@@ -83,17 +162,22 @@ def ntt(x, modulus, *, negacyclic=False, inverse=False, algorithm="auto", root=N
     there (check=False skips that pass over each chunk, for data known to be reduced). device: where
     NumPy chunks are transformed: "auto" (the worker's GPU if it has one), "gpu" or "cpu"; CuPy
     chunks stay on their GPU. Tasks are named like ntt_negacyclic_2^16.
+    A NumPy or CuPy x is checked here, before anything is submitted (one pass); Dask chunks are
+    checked in their tasks by one fused pass on the device. Applied directly to the result of
+    ntt/intt/polymul, the transform joins that result's tasks (named like
+    ntt_negacyclic_2^16_then_intt); computing both that result and this one runs the first step twice.
     """
     inverse = _check_flag(inverse, "inverse")
     check = _check_flag(check, "check")
     device = check_device(device)
     chunk_backend(x, "x")
     args = check_transform_args(x.shape, x.dtype, modulus, negacyclic=negacyclic, algorithm=algorithm, root=root)
+    check = _checked_here(check, args, x)
     x = _whole_transform_axes(as_batch(x), args, "x")
     op = _Transform(_per_limb(args.moduli, args), _per_limb(args.roots, args), args.negacyclic, inverse,
                     args.algorithm, check)
     label = task_label("intt" if inverse else "ntt", args.negacyclic, args.n)
-    return x.map_blocks(_transform_task, op=op, device=device, label=label, dtype=x.dtype, meta=x._meta, token=label)
+    return _lazy((x,), op, device, label, x._meta, x.dtype)
 
 
 def intt(y, modulus, *, negacyclic=False, algorithm="auto", root=None, device="auto", check=True) -> da.Array:
@@ -117,6 +201,7 @@ def polymul(a, b, modulus, *, negacyclic=True, algorithm="auto", device="auto", 
                         f"{type(a).__name__} and {type(b).__name__} of {backend_a.name} and {backend_b.name} chunks")
     args, _, _ = check_polymul_args(a.shape, a.dtype, b.shape, b.dtype, modulus, negacyclic=negacyclic,
                                     algorithm=algorithm)
+    check = _checked_here(check, args, a, b)
     a, b = _whole_transform_axes(as_batch(a), args, "a"), _whole_transform_axes(as_batch(b), args, "b")
     if a.ndim != b.ndim:  # one number of axes, so that broadcast axes line up for Dask
         a = a.reshape((1,) * (b.ndim - a.ndim) + a.shape) if a.ndim < b.ndim else a
@@ -127,5 +212,40 @@ def polymul(a, b, modulus, *, negacyclic=True, algorithm="auto", device="auto", 
         b = b.rechunk(aligned)
     op = _Polymul(_per_limb(args.moduli, args), args.negacyclic, args.algorithm, check)
     label = task_label("polymul", args.negacyclic, args.n)
-    return da.map_blocks(_polymul_task, a, b, op=op, device=device, label=label, dtype=a.dtype, meta=a._meta,
-                         token=label)
+    return _lazy((a, b), op, device, label, a._meta, a.dtype)
+
+
+def map_chunks(fn, *arrays, name: str | None = None, device: str = "auto", dtype=None) -> da.Array:
+    """Lazy fn(*chunks) on every batch chunk, inside one task that joins the ntt/intt/polymul calls
+    applied directly before or after it (e.g. ntt -> a pointwise product -> intt as one task per chunk,
+    its intermediates on the GPU).
+
+    fn: a picklable function of arrays (CuPy arrays on a GPU worker, NumPy on a CPU one) returning
+    one array with the first operand's batch length; it should call hb functions (which accept both).
+    arrays: Dask, NumPy or CuPy arrays chunked alike along axis 0 (an operand with batch length 1
+    broadcasts). device: as `ntt`. dtype: of the result (default: the first operand's). name: the
+    task group's name (default map_<fn name>).
+    """
+    if not callable(fn):
+        raise TypeError(f"fn must be callable, got {type(fn).__name__}")
+    if not arrays:
+        raise ValueError("map_chunks needs at least one array")
+    device = check_device(device)
+    label = name or f"map_{getattr(fn, '__name__', 'fn')}".replace("<", "").replace(">", "")
+    if not isinstance(label, str) or not label or "-" in label:
+        raise ValueError(f"name must be a non-empty name without '-', got {name!r}")
+    for i, a in enumerate(arrays):  # checked before anything is scattered
+        chunk_backend(a, f"arrays[{i}]")
+        if a.ndim < 1:
+            raise ValueError(f"arrays[{i}] must have a batch axis: got a 0-d array")
+        if i and a.shape[0] not in (arrays[0].shape[0], 1):
+            raise ValueError(f"arrays[{i}] has batch length {a.shape[0]}, arrays[0] {arrays[0].shape[0]}: they "
+                             "must agree (or be 1, to broadcast)")
+    batches = [as_batch(a, f"arrays[{i}]") for i, a in enumerate(arrays)]
+    first = batches[0]
+    for i, b in enumerate(batches[1:], 1):
+        if b.shape[0] == first.shape[0] and b.chunks[0] != first.chunks[0]:
+            batches[i] = b.rechunk({0: first.chunks[0]})
+    step = _Map(fn, tuple(f"arrays[{i}]" for i in range(len(batches))))
+    dtype = np.dtype(dtype or first.dtype)
+    return _lazy(tuple(batches), step, device, label, first._meta.astype(dtype), dtype)

@@ -7,7 +7,6 @@ once per process, so a task only carries its chunk.
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass
 
 import dask.array as da
@@ -16,22 +15,12 @@ from dask.base import tokenize
 
 from .. import bfv as scheme
 from .arrays import current_client, from_numpy
+from .plugin import current_state
 from .worker import describe_block, failures_named
 
-_CONTEXTS: dict[tuple[str, str], "scheme.Context"] = {}
-_CONTEXTS_LOCK = threading.Lock()
-
-
 def worker_context(params: "scheme.Params", backend: str = "auto") -> "scheme.Context":
-    """The BFV context of this process for (params, backend), built once and reused by every task.
-    Chunks are batches that keep the GPU busy on their own, so kernels launch directly (no CUDA graphs:
-    recording them in a worker running several tasks at once failed on the GPU with an upload seen
-    during the recording)."""
-    key = (params.fingerprint, backend)
-    with _CONTEXTS_LOCK:
-        if key not in _CONTEXTS:
-            _CONTEXTS[key] = scheme.Context(params, backend=backend, graphs=False)
-        return _CONTEXTS[key]
+    """The BFV context of this worker for (params, backend), built once (kept by the worker's plugin)."""
+    return current_state().bfv_context(params, backend)
 
 
 @dataclass(frozen=True)
@@ -46,10 +35,11 @@ class _Payload:
 def _bfv_task(*blocks, fn, payload, label, block_info=None):
     if not isinstance(payload, _Payload):  # the scheduler hands over the scattered value
         raise TypeError(f"{label}: the key payload did not arrive (got {type(payload).__name__})")
-    ctx = worker_context(payload.params, payload.backend)
+    state = current_state()
+    ctx = state.bfv_context(payload.params, payload.backend)
     fingerprint, key_id = payload.params.fingerprint, payload.keys.key_id
     cts = [scheme.Ciphertext(ctx.ops.asarray(b), fingerprint, key_id) for b in blocks]
-    with failures_named(describe_block(label, block_info)):
+    with failures_named(describe_block(label, block_info)), state.phase(label):
         out = fn(ctx, payload.keys, *cts)
     if not isinstance(out, scheme.Ciphertext):
         raise TypeError(f"{label}: fn must return a bfv.Ciphertext, got {type(out).__name__}")

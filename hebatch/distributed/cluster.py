@@ -3,19 +3,41 @@
 from __future__ import annotations
 
 import importlib.util
+import inspect
 import logging
 import os
 import sys
 from contextlib import contextmanager
 
 from ..backend import gpu_available
+from .plugin import PLUGIN_NAME, HebatchPlugin
 from .worker import check_device
 
 log = logging.getLogger("hebatch.distributed")
 
 SCHEDULER_ENV = "HEBATCH_SCHEDULER"
 PROTOCOLS = ("tcp", "ucx", "ucxx", "inproc")
-GPU_THREADS = 4  # tasks per GPU worker: copies of some chunks overlap the kernels of others
+GPU_THREADS = 4  # tasks per GPU worker: copies of some host chunks overlap the kernels of others (host batches
+# ran fastest with 4; device-resident tasks are host-bound and would need fewer: see dist_bench)
+WORKER_TIMEOUT = 120.0  # seconds to wait for the workers of a cluster to register (busy machines are slow)
+
+
+def wait_for_workers(client, n: int = 1, timeout: float | None = None) -> dict:
+    """The scheduler's workers once at least `n` have registered; RuntimeError after `timeout` seconds
+    (default WORKER_TIMEOUT) saying how many came. Calls that need workers use it, so that a job
+    started right after `cluster()` waits for them instead of failing."""
+    timeout = WORKER_TIMEOUT if timeout is None else timeout
+    workers = client.scheduler_info(n_workers=-1)["workers"]
+    if len(workers) >= n:
+        return workers
+    try:
+        client.wait_for_workers(n, timeout=timeout)
+    except TimeoutError:
+        found = len(client.scheduler_info(n_workers=-1)["workers"])
+        raise RuntimeError(f"the Dask cluster has {found} worker{'s' if found != 1 else ''} after waiting "
+                           f"{timeout:g} s for {n}: check that its workers started (and can reach the "
+                           "scheduler)") from None
+    return client.scheduler_info(n_workers=-1)["workers"]
 
 
 def _positive(value, name):
@@ -29,7 +51,7 @@ def _positive(value, name):
 @contextmanager
 def cluster(address=None, *, device="auto", n_workers=None, threads_per_worker=None, processes=True,
             protocol=None, enable_nvlink=False, rmm_pool_size=None, device_memory_limit=None,
-            dashboard_address=":8787", verbose=True, **cluster_options):
+            dashboard_address=":8787", verbose=True, warm=(), worker_timeout=None, **cluster_options):
     """A distributed.Client for hebatch jobs, as a context manager (closed on exit).
 
     address: a scheduler address (e.g. "tcp://10.0.0.5:8786") to connect to; default the
@@ -46,6 +68,10 @@ def cluster(address=None, *, device="auto", n_workers=None, threads_per_worker=N
     dashboard_address: where the Dask dashboard listens (None: no dashboard); its link is logged on
     the "hebatch.distributed" logger and, if verbose, printed to stderr. Other keyword arguments go to the
     cluster class.
+    Every worker gets the HebatchPlugin (per-worker streams, kernels and contexts; CuPy allocating from
+    the RMM pool when rmm_pool_size is given). warm: transforms whose kernels every GPU worker loads
+    when it starts, as (log2 n, moduli, negacyclic) tuples, so no task pays a compile. The client is
+    handed over once the workers have registered (worker_timeout seconds at most, default 120).
     """
     device = check_device(device)
     n_workers = _positive(n_workers, "n_workers")
@@ -57,6 +83,10 @@ def cluster(address=None, *, device="auto", n_workers=None, threads_per_worker=N
     if enable_nvlink and protocol not in ("ucx", "ucxx"):
         raise ValueError(f"enable_nvlink=True needs protocol 'ucx' or 'ucxx', got {protocol!r}")
     address = address if address is not None else os.environ.get(SCHEDULER_ENV) or None
+    HebatchPlugin(warm=warm)  # its arguments are checked before anything starts
+    if worker_timeout is not None and (isinstance(worker_timeout, bool) or not isinstance(worker_timeout, (int, float))
+                                       or not worker_timeout > 0):
+        raise ValueError(f"worker_timeout must be a positive number of seconds or None, got {worker_timeout!r}")
 
     from distributed import Client, LocalCluster
 
@@ -72,8 +102,10 @@ def cluster(address=None, *, device="auto", n_workers=None, threads_per_worker=N
             raise ValueError(f"{', '.join(extra)} only apply to a cluster started here, not to the scheduler "
                              f"at {address}")
         client = Client(address)
-        _announce(client, f"connected to the Dask scheduler at {address}", verbose, True)
         try:
+            wait_for_workers(client, 1, worker_timeout)
+            client.register_plugin(HebatchPlugin(warm=warm), name=PLUGIN_NAME)
+            _announce(client, f"connected to the Dask scheduler at {address}", verbose, True)
             yield client
         finally:
             client.close()
@@ -95,9 +127,13 @@ def cluster(address=None, *, device="auto", n_workers=None, threads_per_worker=N
     if use_gpu:
         _check_gpu_workers(n_workers, cluster_options.get("CUDA_VISIBLE_DEVICES"))
         options = {k: v for k, v in gpu_options.items() if v is not None}
-        started = LocalCUDACluster(n_workers=n_workers, threads_per_worker=threads_per_worker or GPU_THREADS,
-                                   protocol=protocol or "tcp", dashboard_address=dashboard_address,
-                                   **options, **cluster_options)
+        if (rmm_pool_size is not None and "rmm_allocator_external_lib_list" not in cluster_options
+                and "rmm_allocator_external_lib_list" in inspect.signature(LocalCUDACluster).parameters):
+            options["rmm_allocator_external_lib_list"] = ["cupy"]  # CuPy allocates from the pool (else the plugin does)
+        with _quiet_profiler():
+            started = LocalCUDACluster(n_workers=n_workers, threads_per_worker=threads_per_worker or GPU_THREADS,
+                                       protocol=protocol or "tcp", dashboard_address=dashboard_address,
+                                       **options, **cluster_options)
         kind = "LocalCUDACluster"
     else:
         ignored = sorted(k for k, v in gpu_options.items() if v is not None)
@@ -110,13 +146,38 @@ def cluster(address=None, *, device="auto", n_workers=None, threads_per_worker=N
     try:
         client = Client(started)
         try:
-            workers = client.scheduler_info(n_workers=-1)["workers"]
+            expected = len(getattr(started, "worker_spec", ())) or 0  # 0: an adaptive cluster, none to wait for
+            workers = wait_for_workers(client, expected, worker_timeout) if expected else {}
+            client.register_plugin(HebatchPlugin(warm=warm, rmm=use_gpu and rmm_pool_size is not None),
+                                   name=PLUGIN_NAME)
             _announce(client, f"started a {kind} with {len(workers)} workers", verbose, dashboard_address is not None)
             yield client
         finally:
             client.close()
     finally:
         started.close()
+
+
+PROFILE_ENV = "DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED"
+
+
+@contextmanager
+def _quiet_profiler():
+    """GPU workers start without Dask's statistical profiler unless its setting is given in the
+    environment: the profiler's thread takes the GIL every 10 ms to sample the task threads, and a task
+    on device-resident chunks is host-bound (its kernels take a millisecond or less), so every task
+    feels it (measured on an H100: host time per task nearly halved without it)."""
+    if os.environ.get(PROFILE_ENV) is not None:
+        yield
+        return
+    import dask
+
+    os.environ[PROFILE_ENV] = "False"  # worker processes started now inherit it, whatever ships the config
+    try:
+        with dask.config.set({"distributed.worker.profile.enabled": False}):
+            yield
+    finally:
+        os.environ.pop(PROFILE_ENV, None)
 
 
 def _check_gpu_workers(n_workers, visible) -> None:

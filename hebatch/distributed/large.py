@@ -25,10 +25,12 @@ from ..field import PrimeField
 from ..ntt.validate import _check_flag, check_field_args, check_transform_args
 from .arrays import current_client
 from .batch import task_label
+from .cluster import wait_for_workers
 from .jobs import wait_for
 from .worker import check_device, is_device_array, run_task, to_host
 
 TRANSPOSES = ("tasks", "direct")
+MORE_WORKERS_TIMEOUT = 10.0  # seconds to wait for more workers than have registered
 U64 = np.uint64
 
 
@@ -132,10 +134,17 @@ class LargeNTT:
         self.token = uuid.uuid4().hex
 
     def _pick_workers(self, workers) -> list[str]:
-        available = sorted(self.client.scheduler_info(n_workers=-1)["workers"])
+        if isinstance(workers, int) and not isinstance(workers, bool) and workers < 1:
+            raise ValueError(f"workers must be at least 1, got {workers}")
+        available = sorted(wait_for_workers(self.client, 1))
+        spec = getattr(getattr(self.client, "cluster", None), "worker_spec", None)  # a cluster of this process
+        complete = spec is not None and len(available) >= len(spec)
+        if isinstance(workers, int) and not isinstance(workers, bool) and workers > len(available) and not complete:
+            try:  # workers still registering (a cluster just started elsewhere) get a short while
+                available = sorted(wait_for_workers(self.client, workers, MORE_WORKERS_TIMEOUT))
+            except RuntimeError:
+                pass
         if workers is None:
-            if not available:
-                raise ValueError("the Dask cluster has no workers")
             return available
         if isinstance(workers, int) and not isinstance(workers, bool):
             if not 1 <= workers <= len(available):
