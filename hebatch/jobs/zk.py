@@ -9,9 +9,9 @@ import numpy as np
 
 import hebatch as hb
 
-from ..device import gpu_available, resolve_device, to_host
+from ..device import array_module, gpu_available, resolve_device, to_host
 from ..field import MAX_LOG_N, NAMED_FIELDS, PrimeField, is_prime, primitive_root, two_adicity
-from .report import status
+from .report import console, status
 
 FIELD_HELP = "goldilocks | babybear | bn254 | bls12-381 | bls12-377 | a prime below 2^64"
 
@@ -80,25 +80,47 @@ def horner(coefficients: list[int], point: int, q: int) -> int:
     return acc
 
 
-def check_points(x: np.ndarray, y: np.ndarray, field: PrimeField, *, inverse: bool, points: int, rng,
-                 coset: bool = False) -> list[int]:
+def evaluate(a, field: PrimeField, z: int) -> int:
+    """a(z) = sum_j a[j] z^j mod p, computed where a lives (GPU or CPU) at the cost of about one pass
+    over a: the powers z^j come from the backend's twiddle-grid kernels (never a table of n powers),
+    and the sum is exact in uint64 by splitting each word into 32-bit halves (n <= 2^31 terms)."""
+    from ..ntt.blocks import field_twiddle_grid, twiddle_grid
+
+    xp = array_module(a)
+    n = a.shape[0]
+    if field.limbs == 1:
+        scaled = twiddle_grid(a.reshape(1, n).astype(np.uint64, copy=False), field.p, z, 1, 0).reshape(n, 1)
+    else:
+        scaled = field_twiddle_grid(xp.ascontiguousarray(a).reshape(1, n, field.limbs), field, z, 1, 0)
+        scaled = scaled.reshape(n, field.limbs)
+    low = to_host(xp.sum(scaled & np.uint64(0xFFFFFFFF), axis=0, dtype=np.uint64))
+    high = to_host(xp.sum(scaled >> np.uint64(32), axis=0, dtype=np.uint64))
+    total = sum((int(lo) + (int(hi) << 32)) << (64 * limb) for limb, (lo, hi) in enumerate(zip(low, high)))
+    return total % field.p
+
+
+def element(y, k: int, field: PrimeField) -> int:
+    return as_ints(to_host(y[k:k + 1]), field)[0]
+
+
+def check_points(x, y, field: PrimeField, *, inverse: bool, points: int, rng, coset: bool = False,
+                 advance=None) -> list[int]:
     """Indices k where y differs from exact evaluation: forward, y[k] = x(s w^k) (s = 1, or the coset
-    shift, the field's generator); inverse, y[k] = n^-1 s^-k x(w^-k). k = 0 is always checked."""
+    shift, the field's generator); inverse, x[k] = y(s w^k) (x is the forward transform of y).
+    k = 0 is always checked. Each point is one evaluation on the arrays' device (see `evaluate`).
+    advance: called after each point (progress)."""
     q, n = field.p, x.shape[0]
     w = field.root_of_unity(n)
     s = field.generator if coset else 1
-    if inverse:
-        w = pow(w, -1, q)
-    scale = pow(n, -1, q) if inverse else 1
-    coefficients = as_ints(x, field)
+    coefficients, values = (y, x) if inverse else (x, y)
+    if array_module(coefficients) is not array_module(values):
+        coefficients = array_module(values).asarray(coefficients)
     wrong = []
     for k in sorted({int(v) for v in rng.integers(0, n, size=points)} | {0}):
-        if inverse:
-            expected = horner(coefficients, pow(w, k, q), q) * scale * pow(s, -k, q) % q
-        else:
-            expected = horner(coefficients, s * pow(w, k, q) % q, q)
-        if as_ints(y[k:k + 1], field)[0] != expected:
+        if element(values, k, field) != evaluate(coefficients, field, s * pow(w, k, q) % q):
             wrong.append(k)
+        if advance is not None:
+            advance()
     return wrong
 
 
@@ -117,8 +139,9 @@ def _sync(a) -> None:
 
 
 def time_transform(x, field: PrimeField, inverse: bool, use_gpu: bool, repeats: int, coset: bool = False):
-    """(host result, median seconds) of the transform on this machine's CPU or GPU (wall clock around a
-    synchronised call: the time a caller waits), after one warm-up on GPUs and when repeats > 1."""
+    """(result, median seconds) of the transform on this machine's CPU or GPU (wall clock around a
+    synchronised call: the time a caller waits), after one warm-up on GPUs and when repeats > 1. The
+    result stays on the device it was computed on (verification runs there too)."""
     data = x
     if use_gpu:
         import cupy
@@ -132,7 +155,7 @@ def time_transform(x, field: PrimeField, inverse: bool, use_gpu: bool, repeats: 
         y = run_transform(data, field, inverse, coset)
         _sync(y)
         times.append(time.perf_counter() - start)
-    return to_host(y), float(np.median(times))
+    return y, float(np.median(times))
 
 
 def check_zk_args(field: PrimeField, log_n: int, *, coset=False, spread=False, name="--log-n") -> None:
@@ -149,12 +172,28 @@ def check_zk_args(field: PrimeField, log_n: int, *, coset=False, spread=False, n
 
 
 def verify(x, y, field: PrimeField, *, inverse: bool, points: int, rng, coset: bool = False) -> dict:
-    """Exact checks of y = transform(x): `points` random points (and k = 0) by Horner's rule, and the
-    round trip back to x."""
+    """Exact checks of y = transform(x), on y's device, at the cost of about `points` + 2 transforms:
+
+    - `points` random indices (and k = 0) against the polynomial's evaluation there (`check_points`):
+      these pin down the map itself (root, scaling, order, coset shift);
+    - the round trip: the inverse transform of y equals x element for element. The inverse is a
+      bijection, so any wrong element of y (one is enough) changes the round trip's result: a wrong
+      output never passes.
+    """
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
     start = time.perf_counter()
-    wrong = check_points(x, y, field, inverse=inverse, points=points, rng=rng, coset=coset)
-    back = to_host(run_transform(y, field, not inverse, coset))
-    return {"points_checked": points, "points_wrong": len(wrong), "round_trip_exact": bool(np.array_equal(back, x)),
+    xp = array_module(y)
+    x_here = xp.asarray(x)
+    with Progress(TextColumn("verify"), BarColumn(), TextColumn("{task.completed}/{task.total} checks"),
+                  TimeElapsedColumn(), console=console, transient=True) as progress:
+        task = progress.add_task("verify", total=points + 2)
+        wrong = check_points(x_here, y, field, inverse=inverse, points=points, rng=rng, coset=coset,
+                             advance=lambda: progress.advance(task))
+        back = run_transform(y, field, not inverse, coset)
+        exact = bool(xp.array_equal(back, x_here))
+        progress.advance(task)
+    return {"points_checked": points, "points_wrong": len(wrong), "round_trip_exact": exact,
             "verify_seconds": time.perf_counter() - start}
 
 
@@ -184,7 +223,12 @@ def zk_ntt(field_name="goldilocks", log_n=20, *, inverse=False, coset=False, ver
     summary["seconds"] = seconds
     summary["throughput_GBps"] = x.nbytes / seconds / 1e9 if seconds > 0 else 0.0
     if verify_points:
-        status(f"verifying {verify_points} points by exact evaluation, and the round trip ...")
+        if where == "gpu" and isinstance(y, np.ndarray):  # the spread result came back to the host
+            import cupy
+
+            y = cupy.asarray(y)
+        status(f"verifying on the {summary['device'].upper()}: {verify_points} random points by exact "
+               "evaluation, and the round trip ...")
         summary.update(verify(x, y, field, inverse=inverse, points=verify_points, rng=rng, coset=coset))
         if summary["points_wrong"] or not summary["round_trip_exact"]:
             raise ArithmeticError(f"verification failed: {summary['points_wrong']} wrong points, round trip "
