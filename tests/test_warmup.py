@@ -51,3 +51,26 @@ def test_warm_kernels_compiles_into_the_cache(tmp_path):
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=1800)
     assert done.returncode == 0, done.stderr
     assert int(done.stdout.split()[-1]) > 0 and any(p.is_file() for p in tmp_path.rglob("*"))
+
+
+@pytest.mark.gpu
+def test_shipped_cubin_is_used_only_when_it_matches(monkeypatch):
+    """The cubin CI ships for this architecture loads when built from these sources; else NVRTC compiles."""
+    import cupy
+
+    from hebatch.backend import shipped_cubin
+    from hebatch.backend.gpu import loader
+
+    path = shipped_cubin(f"sm_{cupy.cuda.Device().compute_capability}")
+    if not path.is_file():
+        pytest.skip(f"no cubin shipped at {path} (built by .ci/run or python -m hebatch.ntt.prebuild)")
+    monkeypatch.delenv("HEBATCH_KERNEL_CUBIN", raising=False)
+    status = prebuilt_status(path)
+    assert loader.prebuilt_path() == str(path)
+    name = next(iter(json.loads(pathlib_text(path))["kernels"]))
+    module = loader.load_module("ntt.cu", name_expressions=[name])
+    assert isinstance(module, loader._Prebuilt) == status["matches_sources"]
+
+
+def pathlib_text(path):
+    return open(str(path) + ".json").read()

@@ -164,11 +164,14 @@ def check_zk_args(field: PrimeField, log_n: int, *, coset=False, spread=False, n
         raise ValueError(f"{name} must be an int in 1..{MAX_LOG_N}, got {log_n!r}")
     if log_n > field.two_adicity:
         raise ValueError(f"{name} {log_n}: the field {field.name} has no root of unity of order 2^{log_n} "
-                         f"(at most 2^{field.two_adicity})")
+                         f"(at most 2^{field.two_adicity}): use {name} {field.two_adicity} or less, or a field "
+                         "of larger two-adicity (goldilocks: 2^32, bn254: 2^28)")
     if spread and coset:
-        raise ValueError("--coset runs on one device; it cannot be combined with --workers or --scheduler")
+        raise ValueError("--coset runs on one device; it cannot be combined with --workers or --scheduler: drop "
+                         "--coset, or drop --workers/--scheduler")
     if spread and log_n < 4:
-        raise ValueError(f"{name} {log_n}: a transform spread over workers needs at least 2^4 points")
+        raise ValueError(f"{name} {log_n}: a transform spread over workers needs at least 2^4 points: use {name} 4 "
+                         "or more, or run it on one device")
 
 
 def verify(x, y, field: PrimeField, *, inverse: bool, points: int, rng, coset: bool = False) -> dict:
@@ -232,7 +235,8 @@ def zk_ntt(field_name="goldilocks", log_n=20, *, inverse=False, coset=False, ver
         summary.update(verify(x, y, field, inverse=inverse, points=verify_points, rng=rng, coset=coset))
         if summary["points_wrong"] or not summary["round_trip_exact"]:
             raise ArithmeticError(f"verification failed: {summary['points_wrong']} wrong points, round trip "
-                                  f"{'exact' if summary['round_trip_exact'] else 'mismatch'}", summary)
+                                  f"{'exact' if summary['round_trip_exact'] else 'mismatch'}; rerun with --device cpu "
+                                  "to compare, and report it with the summary above", summary)
     return summary
 
 
