@@ -14,7 +14,7 @@ from .common import json_option, report_checked
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default="results/demo", show_default=True,
               help="folder of the run: input.zarr, ntt.zarr, performance-report.html, summary.json (replaced)")
 @click.option("--batch", type=click.IntRange(1, 1 << 20), default=None,
-              help="polynomials (default: 4096 on GPU workers, 256 on CPU workers)")
+              help="polynomials (default: 2048 on GPU workers, 256 on CPU workers)")
 @click.option("--log-n", type=click.IntRange(4, 17), default=12, show_default=True, help="log2 of the transform size")
 @click.option("--limbs", type=click.IntRange(1, 64), default=4, show_default=True, help="RNS limbs (60-bit primes)")
 @click.option("--chunk", type=click.IntRange(1, 1 << 20), default=None, help="polynomials per task")

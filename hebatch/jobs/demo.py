@@ -23,7 +23,7 @@ from .report import Timer, status
 
 REPORT = "performance-report.html"
 # Sizes: a few seconds of work on a GPU, well under a minute (cluster start included) on two CPU cores.
-SIZES = {"gpu": {"batch": 4096, "chunk": 512}, "cpu": {"batch": 256, "chunk": 32}}
+SIZES = {"gpu": {"batch": 2048, "chunk": 256}, "cpu": {"batch": 256, "chunk": 32}}
 
 
 def copy_bandwidth(nbytes: int, where: str, repeats: int = 5) -> dict:

@@ -13,6 +13,8 @@ from ..device import array_module, gpu_available, resolve_device, to_host
 from ..field import MAX_LOG_N, NAMED_FIELDS, PrimeField, is_prime, primitive_root, two_adicity
 from .report import console, status
 
+EVALUATE_BLOCK = 1 << 24  # elements per step of `evaluate`
+
 FIELD_HELP = "goldilocks | babybear | bn254 | bls12-381 | bls12-377 | a prime below 2^64"
 
 
@@ -83,18 +85,23 @@ def horner(coefficients: list[int], point: int, q: int) -> int:
 def evaluate(a, field: PrimeField, z: int) -> int:
     """a(z) = sum_j a[j] z^j mod p, computed where a lives (GPU or CPU) at the cost of about one pass
     over a: the powers z^j come from the backend's twiddle-grid kernels (never a table of n powers),
-    and the sum is exact in uint64 by splitting each word into 32-bit halves (n <= 2^31 terms)."""
+    and the sums are exact in uint64 by splitting each word into 32-bit halves (2^24 terms per block)."""
     from ..ntt.blocks import field_twiddle_grid, twiddle_grid
 
     xp = array_module(a)
     n = a.shape[0]
-    if field.limbs == 1:
-        scaled = twiddle_grid(a.reshape(1, n).astype(np.uint64, copy=False), field.p, z, 1, 0).reshape(n, 1)
-    else:
-        scaled = field_twiddle_grid(xp.ascontiguousarray(a).reshape(1, n, field.limbs), field, z, 1, 0)
-        scaled = scaled.reshape(n, field.limbs)
-    low = to_host(xp.sum(scaled & np.uint64(0xFFFFFFFF), axis=0, dtype=np.uint64))
-    high = to_host(xp.sum(scaled >> np.uint64(32), axis=0, dtype=np.uint64))
+    limbs = field.limbs
+    low = high = 0
+    for start in range(0, n, EVALUATE_BLOCK):  # blocks bound the temporaries (2^28 wide elements: 8 GiB)
+        block = a[start:start + EVALUATE_BLOCK]
+        m = block.shape[0]
+        if limbs == 1:  # block[j] * z^(start + j)
+            scaled = twiddle_grid(block.reshape(1, m).astype(np.uint64, copy=False), field.p, z, 1, start)
+        else:
+            scaled = field_twiddle_grid(xp.ascontiguousarray(block).reshape(1, m, limbs), field, z, 1, start)
+        scaled = scaled.reshape(m, limbs)
+        low += to_host(xp.sum(scaled & np.uint64(0xFFFFFFFF), axis=0, dtype=np.uint64)).astype(object)
+        high += to_host(xp.sum(scaled >> np.uint64(32), axis=0, dtype=np.uint64)).astype(object)
     total = sum((int(lo) + (int(hi) << 32)) << (64 * limb) for limb, (lo, hi) in enumerate(zip(low, high)))
     return total % field.p
 
