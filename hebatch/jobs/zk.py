@@ -296,4 +296,8 @@ def spread_case(field, log_n, inverse, points, seed, device, workers) -> dict:
     start = time.perf_counter()
     y = to_host(dist.ntt_large(x, argument(field), workers=workers, inverse=inverse, device=device))
     seconds = time.perf_counter() - start
+    if points and device != "cpu" and gpu_available():  # the checks run on this machine's GPU, not its CPU
+        import cupy
+
+        y = cupy.asarray(y)
     return case_record(x, y, field, log_n, inverse, points, rng, seconds, f"{workers} workers")
