@@ -95,6 +95,13 @@ def test_demo_job(tmp_path):
     assert summary["rows_wrong"] == 0 and summary["oracle_points_wrong"] == 0 and summary["shape"] == [3, 2, 64]
 
 
+@pytest.mark.gpu
+def test_demo_on_gpu_workers(tmp_path):
+    summary = jobs.demo(out_dir=tmp_path / "d", batch=64, chunk=16, device="gpu", dashboard="none")
+    assert summary["device"] == "gpu" and summary["rows_wrong"] == 0 and summary["oracle_points_wrong"] == 0
+    assert summary["device_copy_GBps"] > 0 and (tmp_path / "d" / "performance-report.html").is_file()
+
+
 def test_demo_oracle_catches_a_wrong_entry():
     jobs_demo = importlib.import_module("hebatch.jobs.demo")
 
