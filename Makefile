@@ -1,5 +1,5 @@
-# Quick start: `make demo` runs the demo batch job, `make batch` the batch NTT workflow on a local
-# cluster, `make test` runs the tests, `make lint` the lint, format and type checks.
+# Quick start: `make demo` runs the main batch job on a local Dask cluster, `make batch` the batch NTT
+# workflow, `make test` runs the tests, `make lint` the lint, format and type checks.
 # Each creates .venv with the package installed (editable) on first use.
 PYTHON ?= python3
 VENV ?= .venv
@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[test,dev]'
+	$(BIN)/python -m pip install -q -e '.[test,dev,plot]'
 	touch $@
 
 .PHONY: demo batch test lint format hooks install clean

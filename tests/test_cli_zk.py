@@ -98,3 +98,60 @@ def test_prime_fields_are_library_fields():
     assert isinstance(field, hb.PrimeField) and field.p == q and field.limbs == 1
     assert pow(field.root_of_unity(1 << 10), 1 << 9, q) == q - 1  # a primitive root of order 2^10
     assert resolve_field(str(hb.GOLDILOCKS)).name == "goldilocks"
+
+
+@pytest.mark.parametrize("field", ["goldilocks", "babybear", "bn254", "bls12-381"])
+@pytest.mark.parametrize("block", [64, 1 << 24])
+def test_evaluate_matches_horner(field, block, monkeypatch):
+    from hebatch.jobs import zk
+    from hebatch.jobs.zk import as_ints, evaluate
+
+    monkeypatch.setattr(zk, "EVALUATE_BLOCK", block)  # 64: several blocks, each with its power offset
+
+    f = resolve_field(field)
+    rng = np.random.default_rng()
+    x = random_elements(f, 256, rng)
+    z = int(rng.integers(1, 2**62)) % f.p or 1
+    assert evaluate(x, f, z) == horner(as_ints(x, f), z, f.p)
+
+
+@pytest.mark.parametrize("field", ["goldilocks", "babybear", "bn254"])
+@pytest.mark.parametrize("inverse", [False, True])
+@pytest.mark.parametrize("coset", [False, True])
+def test_verify_catches_one_wrong_element_anywhere(field, inverse, coset):
+    """One wrong output element at a random index (rarely among the points checked) fails verification."""
+    from hebatch.jobs.zk import run_transform, verify
+
+    f = resolve_field(field)
+    rng = np.random.default_rng()
+    x = random_elements(f, 1024, rng)
+    y = np.array(run_transform(x, f, inverse, coset))
+    assert verify(x, y, f, inverse=inverse, points=3, rng=rng, coset=coset)["round_trip_exact"]
+    k = int(rng.integers(1, 1024))
+    y[k] = (y[k] + 1) % f.p if f.limbs == 1 else f.to_limbs([(f.from_limbs(y[k]) + 1) % f.p])[0]
+    checks = verify(x, y, f, inverse=inverse, points=3, rng=rng, coset=coset)
+    assert checks["round_trip_exact"] is False
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("field", ["goldilocks", "babybear", "bn254", "bls12-381"])
+def test_verify_on_the_gpu_catches_one_wrong_element(field):
+    """The device check: exact at 2^20, and one wrong element of the device output is caught there."""
+    import cupy
+
+    from hebatch.jobs.zk import as_ints, evaluate, run_transform, verify
+
+    f = resolve_field(field)
+    rng = np.random.default_rng()
+    x = random_elements(f, 1 << 20, rng)
+    z = int(rng.integers(1, 2**62)) % f.p or 1
+    small = x[:4096]
+    assert evaluate(cupy.asarray(small), f, z) == horner(as_ints(small, f), z, f.p)
+    y = run_transform(cupy.asarray(x), f, False)
+    assert verify(x, y, f, inverse=False, points=3, rng=rng)["round_trip_exact"]
+    k = int(rng.integers(1, 1 << 20))
+    if f.limbs == 1:
+        y[k] = (int(y[k]) + 1) % f.p
+    else:
+        y[k] = cupy.asarray(f.to_limbs([(f.from_limbs(cupy.asnumpy(y[k])) + 1) % f.p])[0])
+    assert verify(x, y, f, inverse=False, points=3, rng=rng)["round_trip_exact"] is False

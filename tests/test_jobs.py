@@ -1,6 +1,7 @@
 """The library jobs of hebatch.jobs (called directly, as the CLI calls them) and the benchmark harness."""
 
 import ast
+import importlib
 import json
 import pathlib
 
@@ -88,9 +89,29 @@ def test_zk_checks_name_the_setting():
         jobs_zk.check_zk_args(jobs_zk.resolve_field("babybear"), 28, name="zk.log_n")
 
 
-def test_demo_job():
-    summary = jobs.demo(log_n=6, limbs=2, batch=3, device="cpu")
-    assert summary["round_trip_exact"] is True and summary["elements"] == 3 * 2 * 64
+def test_demo_job(tmp_path):
+    summary = jobs.demo(out_dir=tmp_path / "d", log_n=6, limbs=2, batch=3, chunk=2, device="cpu", threads_only=True,
+                        dashboard="none")
+    assert summary["rows_wrong"] == 0 and summary["oracle_points_wrong"] == 0 and summary["shape"] == [3, 2, 64]
+
+
+@pytest.mark.gpu
+def test_demo_on_gpu_workers(tmp_path):
+    summary = jobs.demo(out_dir=tmp_path / "d", batch=64, chunk=16, device="gpu", dashboard="none")
+    assert summary["device"] == "gpu" and summary["rows_wrong"] == 0 and summary["oracle_points_wrong"] == 0
+    assert summary["device_copy_GBps"] > 0 and (tmp_path / "d" / "performance-report.html").is_file()
+
+
+def test_demo_oracle_catches_a_wrong_entry():
+    jobs_demo = importlib.import_module("hebatch.jobs.demo")
+
+    moduli = tuple(hb.ntt_primes(40, 16, 2))
+    rng = np.random.default_rng()
+    x = np.stack([rng.integers(0, q, 16, dtype=np.uint64) for q in moduli])
+    y = hb.ntt(x, moduli, negacyclic=True)
+    assert jobs_demo.oracle_points(x, y, moduli, 20, rng) == 0
+    y = y + np.uint64(1)  # every entry wrong (still below q: the primes are far below 2^64)
+    assert jobs_demo.oracle_points(x, y, moduli, 5, rng) == 5
 
 
 def test_info_reports_the_backend_table_cache(monkeypatch):

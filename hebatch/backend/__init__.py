@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from ..device import DEVICES, device_of, gpu_available, gpu_count, resolve_device
 from .cache import TABLES
-from .gpu.loader import kernel_dir, source_digest
+from .gpu.loader import kernel_dir, prebuilt_status, shipped_cubin, source_digest
 from .interface import FieldNTT, RnsOps, WordNTT
 from .kernels import LANE_MODES, MODCONST_DTYPE, WORD_BITS, arith_name
 
@@ -86,4 +86,4 @@ def cache_stats() -> dict:
 
 
 __all__ = ["Engines", "FieldNTT", "LANE_MODES", "MODCONST_DTYPE", "RnsOps", "WORD_BITS", "WordNTT", "arith_name", "cache_stats", "get", "gpu_available", "kernel_dir",
-           "source_digest"]
+           "prebuilt_status", "shipped_cubin", "source_digest"]

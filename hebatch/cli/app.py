@@ -16,7 +16,7 @@ def main():
 
     \b
     Examples:
-      hebatch demo                                  # a demo batch job, GPU if present, else CPU
+      hebatch demo                                  # the main batch job on a local cluster
       hebatch ntt in.zarr out.zarr --modulus goldilocks --negacyclic
       hebatch zk-ntt --log-n 20 --field babybear --verify
       hebatch bfv demo --records 64

@@ -6,7 +6,7 @@ import json
 
 import click
 
-from ..jobs.bench import load_results, run_benchmark
+from ..jobs.bench import PLOTTED, load_results, plot_result, run_benchmark
 from .app import main
 from .common import CONTEXT, CleanErrorGroup
 
@@ -17,7 +17,12 @@ def _bench_command(name: str, help_text: str, cpu_smoke: bool):
                   help="directory of the JSON result (default: the current directory)")
     @click.option("--json", "as_json", is_flag=True, help="print the JSON results on stdout")
     @click.argument("extra", nargs=-1, type=click.UNPROCESSED)
-    def command(quick, out, as_json, extra, cpu=False):
+    def command(quick, out, as_json, extra, cpu=False, plot=None, from_json=None):
+        if from_json is not None:  # plot a result already written (no benchmark runs, no GPU needed)
+            if plot is None:
+                raise click.UsageError("--from-json plots a result: add --plot FILE.png")
+            click.echo(f"wrote {plot_result(name, from_json, plot)}", err=as_json)
+            return
         # the benchmark's own output, its table included, goes to stderr with --json (stdout holds the JSON)
         summary = run_benchmark(name, quick=quick, extra=extra, out=out, cpu_smoke=cpu,
                                 echo=lambda line: click.echo(line, err=as_json))
@@ -27,8 +32,15 @@ def _bench_command(name: str, help_text: str, cpu_smoke: bool):
         else:
             for path in summary["results"]:
                 click.echo(f"result: {path}", err=True)
+        if plot is not None:
+            click.echo(f"wrote {plot_result(name, summary['results'][-1], plot)}", err=True)
 
     command.__doc__ = help_text
+    if name in PLOTTED:
+        command = click.option("--from-json", type=click.Path(dir_okay=False), default=None,
+                               help="plot this result JSON instead of running (e.g. benchmarks/results/...)")(command)
+        command = click.option("--plot", type=click.Path(dir_okay=False), default=None, metavar="FILE.png",
+                               help="draw time against size beside cuFFT and copy time (needs hebatch[plot])")(command)
     if cpu_smoke:
         command = click.option("--cpu", is_flag=True, help="smoke run on the CPU (tiny sizes, no GPU needed)")(command)
     return bench.command(name, context_settings={"ignore_unknown_options": True, **CONTEXT})(command)
@@ -48,6 +60,7 @@ def bench():
       hebatch bench dist --cpu                 # smoke run on CPU workers, no GPU needed
       hebatch bench bfv --json > bfv.json
       hebatch bench zk-cpu --quick --out results/   # CPU prime-field transforms, no GPU needed
+      hebatch bench ntt --from-json benchmarks/results/ntt-H100-80GB-HBM3-2026-11-22.json --plot ntt.png
     """
 
 

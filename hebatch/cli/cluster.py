@@ -73,4 +73,15 @@ def info(as_json):
     shown["table_cache"] = "; ".join(
         f"GPU {device}: {c['entries']} tables, {c['bytes'] / 2**20:.1f} of {c['budget_bytes'] / 2**20:.0f} MiB"
         for device, c in cache.items()) or "none (no GPU)"
+    found = summary["prebuilt_cubin"]
+    if found is None:
+        shown["prebuilt_cubin"] = "none (kernels compile on first use; `hebatch warmup` compiles them once)"
+    else:
+        entries = found.get("cubins") or [found]
+        shown["prebuilt_cubin"] = "; ".join(
+            f"{e['path']}: " + (f"{e['arch']}, {e['kernels']} kernels, "
+                                + ("matches the sources" if e["matches_sources"] else
+                                   "built from other sources: not used (rebuild: python -m hebatch.ntt.prebuild)")
+                                if e["present"] else "missing (rebuild: python -m hebatch.ntt.prebuild)")
+            for e in entries)
     report(shown, False, "hebatch info")

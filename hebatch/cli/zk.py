@@ -17,7 +17,9 @@ from .common import json_option, report_checked
 @click.option("--field", "field_name", default="goldilocks", show_default=True, metavar="FIELD", help=FIELD_HELP)
 @click.option("--inverse", is_flag=True, help="inverse transform (scaled by n^-1)")
 @click.option("--coset", is_flag=True, help="evaluate on the coset g*H (hb.coset_ntt; g the field's generator)")
-@click.option("--verify", is_flag=True, help="check random points against exact Horner evaluation, and the round trip")
+@click.option("--verify", is_flag=True,
+              help="exact checks on the device: random points against the polynomial evaluated there, and the "
+                   "round trip")
 @click.option("--points", type=click.IntRange(1, 64), default=3, show_default=True, help="points checked by --verify")
 @click.option("--workers", type=click.IntRange(1, 1024), default=None,
               help="spread the transform over K workers of a local cluster (4-step, dist.ntt_large)")

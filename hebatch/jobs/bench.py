@@ -81,3 +81,23 @@ def run_benchmark(name: str, *, quick=False, extra=(), out=None, cpu_smoke=False
 def load_results(paths) -> list:
     """The JSON results a run wrote."""
     return [json.loads(pathlib.Path(p).read_text()) for p in paths]
+
+
+PLOTTED = ("ntt", "bfv", "zk")  # the benchmarks `--plot` draws
+
+
+def plot_result(name: str, result_path, out_path) -> str:
+    """Draw a result JSON of benchmark `name` into out_path (PNG); the path written. ValueError when the
+    file holds another benchmark's result."""
+    from ..benchmarks.plot import kind_of, plot
+
+    path = pathlib.Path(result_path)
+    if path.is_file() and path.suffix == ".json":
+        try:
+            found = kind_of(json.loads(path.read_text()), os.fspath(path))
+        except json.JSONDecodeError:
+            found = name  # plot() names the problem
+        if found != name:
+            raise ValueError(f"{os.fspath(path)} is a result of the {found} benchmark: use `hebatch bench {found} "
+                             f"--from-json {os.fspath(path)} --plot ...`")
+    return os.fspath(plot(path, out_path))

@@ -51,12 +51,39 @@ def _kernel_sources() -> str | None:
         return None
 
 
+def prebuilt() -> dict | None:
+    """The prebuilt cubin the GPU loader would use: HEBATCH_KERNEL_CUBIN, else the ones shipped in
+    kernels/prebuilt/ (one per architecture), each with whether it matches the current sources."""
+    from ..backend import kernel_dir, prebuilt_status
+
+    named = os.environ.get("HEBATCH_KERNEL_CUBIN")
+    if named:
+        return {"source": "HEBATCH_KERNEL_CUBIN", **prebuilt_status(named)}
+    try:
+        shipped = sorted((kernel_dir() / "prebuilt").glob("*.cubin"))
+    except FileNotFoundError:
+        return None
+    if not shipped:
+        return None
+    return {"source": "shipped", "cubins": [prebuilt_status(path) for path in shipped]}
+
+
 def kernel_cache() -> dict:
-    """Where compiled kernels are kept: CuPy's on-disk NVRTC cache and an optional prebuilt cubin."""
+    """Where compiled kernels are kept: CuPy's on-disk NVRTC cache (filled by `hebatch warmup` or first
+    use) and a prebuilt cubin (see prebuilt())."""
     cache = pathlib.Path(os.environ.get("CUPY_CACHE_DIR", pathlib.Path.home() / ".cupy" / "kernel_cache"))
     files, size = _directory_size(cache)
     return {"kernel_sources": _kernel_sources(), "kernel_cache": str(cache), "kernel_cache_files": files,
-            "kernel_cache_MB": round(size / 1e6, 3), "prebuilt_cubin": os.environ.get("HEBATCH_KERNEL_CUBIN")}
+            "kernel_cache_MB": round(size / 1e6, 3), "prebuilt_cubin": prebuilt(),
+            "kernels_ready": "prebuilt cubin" if _usable(prebuilt()) else
+                             ("warm cache" if files else "compiled on first use (run `hebatch warmup` once)")}
+
+
+def _usable(found) -> bool:
+    if not found:
+        return False
+    entries = found.get("cubins") or [found]
+    return any(e.get("present") and e.get("matches_sources") for e in entries)
 
 
 def table_cache() -> dict:

@@ -9,9 +9,11 @@ import numpy as np
 
 import hebatch as hb
 
-from ..device import gpu_available, resolve_device, to_host
+from ..device import array_module, gpu_available, resolve_device, to_host
 from ..field import MAX_LOG_N, NAMED_FIELDS, PrimeField, is_prime, primitive_root, two_adicity
-from .report import status
+from .report import console, status
+
+EVALUATE_BLOCK = 1 << 24  # elements per step of `evaluate`
 
 FIELD_HELP = "goldilocks | babybear | bn254 | bls12-381 | bls12-377 | a prime below 2^64"
 
@@ -80,25 +82,52 @@ def horner(coefficients: list[int], point: int, q: int) -> int:
     return acc
 
 
-def check_points(x: np.ndarray, y: np.ndarray, field: PrimeField, *, inverse: bool, points: int, rng,
-                 coset: bool = False) -> list[int]:
+def evaluate(a, field: PrimeField, z: int) -> int:
+    """a(z) = sum_j a[j] z^j mod p, computed where a lives (GPU or CPU) at the cost of about one pass
+    over a: the powers z^j come from the backend's twiddle-grid kernels (never a table of n powers),
+    and the sums are exact in uint64 by splitting each word into 32-bit halves (2^24 terms per block)."""
+    from ..ntt.blocks import field_twiddle_grid, twiddle_grid
+
+    xp = array_module(a)
+    n = a.shape[0]
+    limbs = field.limbs
+    low = high = 0
+    for start in range(0, n, EVALUATE_BLOCK):  # blocks bound the temporaries (2^28 wide elements: 8 GiB)
+        block = a[start:start + EVALUATE_BLOCK]
+        m = block.shape[0]
+        if limbs == 1:  # block[j] * z^(start + j)
+            scaled = twiddle_grid(block.reshape(1, m).astype(np.uint64, copy=False), field.p, z, 1, start)
+        else:
+            scaled = field_twiddle_grid(xp.ascontiguousarray(block).reshape(1, m, limbs), field, z, 1, start)
+        scaled = scaled.reshape(m, limbs)
+        low += to_host(xp.sum(scaled & np.uint64(0xFFFFFFFF), axis=0, dtype=np.uint64)).astype(object)
+        high += to_host(xp.sum(scaled >> np.uint64(32), axis=0, dtype=np.uint64)).astype(object)
+    total = sum((int(lo) + (int(hi) << 32)) << (64 * limb) for limb, (lo, hi) in enumerate(zip(low, high)))
+    return total % field.p
+
+
+def element(y, k: int, field: PrimeField) -> int:
+    return as_ints(to_host(y[k:k + 1]), field)[0]
+
+
+def check_points(x, y, field: PrimeField, *, inverse: bool, points: int, rng, coset: bool = False,
+                 advance=None) -> list[int]:
     """Indices k where y differs from exact evaluation: forward, y[k] = x(s w^k) (s = 1, or the coset
-    shift, the field's generator); inverse, y[k] = n^-1 s^-k x(w^-k). k = 0 is always checked."""
+    shift, the field's generator); inverse, x[k] = y(s w^k) (x is the forward transform of y).
+    k = 0 is always checked. Each point is one evaluation on the arrays' device (see `evaluate`).
+    advance: called after each point (progress)."""
     q, n = field.p, x.shape[0]
     w = field.root_of_unity(n)
     s = field.generator if coset else 1
-    if inverse:
-        w = pow(w, -1, q)
-    scale = pow(n, -1, q) if inverse else 1
-    coefficients = as_ints(x, field)
+    coefficients, values = (y, x) if inverse else (x, y)
+    if array_module(coefficients) is not array_module(values):
+        coefficients = array_module(values).asarray(coefficients)
     wrong = []
     for k in sorted({int(v) for v in rng.integers(0, n, size=points)} | {0}):
-        if inverse:
-            expected = horner(coefficients, pow(w, k, q), q) * scale * pow(s, -k, q) % q
-        else:
-            expected = horner(coefficients, s * pow(w, k, q) % q, q)
-        if as_ints(y[k:k + 1], field)[0] != expected:
+        if element(values, k, field) != evaluate(coefficients, field, s * pow(w, k, q) % q):
             wrong.append(k)
+        if advance is not None:
+            advance()
     return wrong
 
 
@@ -117,8 +146,9 @@ def _sync(a) -> None:
 
 
 def time_transform(x, field: PrimeField, inverse: bool, use_gpu: bool, repeats: int, coset: bool = False):
-    """(host result, median seconds) of the transform on this machine's CPU or GPU (wall clock around a
-    synchronised call: the time a caller waits), after one warm-up on GPUs and when repeats > 1."""
+    """(result, median seconds) of the transform on this machine's CPU or GPU (wall clock around a
+    synchronised call: the time a caller waits), after one warm-up on GPUs and when repeats > 1. The
+    result stays on the device it was computed on (verification runs there too)."""
     data = x
     if use_gpu:
         import cupy
@@ -132,7 +162,7 @@ def time_transform(x, field: PrimeField, inverse: bool, use_gpu: bool, repeats: 
         y = run_transform(data, field, inverse, coset)
         _sync(y)
         times.append(time.perf_counter() - start)
-    return to_host(y), float(np.median(times))
+    return y, float(np.median(times))
 
 
 def check_zk_args(field: PrimeField, log_n: int, *, coset=False, spread=False, name="--log-n") -> None:
@@ -141,20 +171,39 @@ def check_zk_args(field: PrimeField, log_n: int, *, coset=False, spread=False, n
         raise ValueError(f"{name} must be an int in 1..{MAX_LOG_N}, got {log_n!r}")
     if log_n > field.two_adicity:
         raise ValueError(f"{name} {log_n}: the field {field.name} has no root of unity of order 2^{log_n} "
-                         f"(at most 2^{field.two_adicity})")
+                         f"(at most 2^{field.two_adicity}): use {name} {field.two_adicity} or less, or a field "
+                         "of larger two-adicity (goldilocks: 2^32, bn254: 2^28)")
     if spread and coset:
-        raise ValueError("--coset runs on one device; it cannot be combined with --workers or --scheduler")
+        raise ValueError("--coset runs on one device; it cannot be combined with --workers or --scheduler: drop "
+                         "--coset, or drop --workers/--scheduler")
     if spread and log_n < 4:
-        raise ValueError(f"{name} {log_n}: a transform spread over workers needs at least 2^4 points")
+        raise ValueError(f"{name} {log_n}: a transform spread over workers needs at least 2^4 points: use {name} 4 "
+                         "or more, or run it on one device")
 
 
 def verify(x, y, field: PrimeField, *, inverse: bool, points: int, rng, coset: bool = False) -> dict:
-    """Exact checks of y = transform(x): `points` random points (and k = 0) by Horner's rule, and the
-    round trip back to x."""
+    """Exact checks of y = transform(x), on y's device, at the cost of about `points` + 2 transforms:
+
+    - `points` random indices (and k = 0) against the polynomial's evaluation there (`check_points`):
+      these pin down the map itself (root, scaling, order, coset shift);
+    - the round trip: the inverse transform of y equals x element for element. The inverse is a
+      bijection, so any wrong element of y (one is enough) changes the round trip's result: a wrong
+      output never passes.
+    """
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
     start = time.perf_counter()
-    wrong = check_points(x, y, field, inverse=inverse, points=points, rng=rng, coset=coset)
-    back = to_host(run_transform(y, field, not inverse, coset))
-    return {"points_checked": points, "points_wrong": len(wrong), "round_trip_exact": bool(np.array_equal(back, x)),
+    xp = array_module(y)
+    x_here = xp.asarray(x)
+    with Progress(TextColumn("verify"), BarColumn(), TextColumn("{task.completed}/{task.total} checks"),
+                  TimeElapsedColumn(), console=console, transient=True) as progress:
+        task = progress.add_task("verify", total=points + 2)
+        wrong = check_points(x_here, y, field, inverse=inverse, points=points, rng=rng, coset=coset,
+                             advance=lambda: progress.advance(task))
+        back = run_transform(y, field, not inverse, coset)
+        exact = bool(xp.array_equal(back, x_here))
+        progress.advance(task)
+    return {"points_checked": points, "points_wrong": len(wrong), "round_trip_exact": exact,
             "verify_seconds": time.perf_counter() - start}
 
 
@@ -184,11 +233,17 @@ def zk_ntt(field_name="goldilocks", log_n=20, *, inverse=False, coset=False, ver
     summary["seconds"] = seconds
     summary["throughput_GBps"] = x.nbytes / seconds / 1e9 if seconds > 0 else 0.0
     if verify_points:
-        status(f"verifying {verify_points} points by exact evaluation, and the round trip ...")
+        if where == "gpu" and isinstance(y, np.ndarray):  # the spread result came back to the host
+            import cupy
+
+            y = cupy.asarray(y)
+        status(f"verifying on the {summary['device'].upper()}: {verify_points} random points by exact "
+               "evaluation, and the round trip ...")
         summary.update(verify(x, y, field, inverse=inverse, points=verify_points, rng=rng, coset=coset))
         if summary["points_wrong"] or not summary["round_trip_exact"]:
             raise ArithmeticError(f"verification failed: {summary['points_wrong']} wrong points, round trip "
-                                  f"{'exact' if summary['round_trip_exact'] else 'mismatch'}", summary)
+                                  f"{'exact' if summary['round_trip_exact'] else 'mismatch'}; rerun with --device cpu "
+                                  "to compare, and report it with the summary above", summary)
     return summary
 
 
@@ -241,4 +296,8 @@ def spread_case(field, log_n, inverse, points, seed, device, workers) -> dict:
     start = time.perf_counter()
     y = to_host(dist.ntt_large(x, argument(field), workers=workers, inverse=inverse, device=device))
     seconds = time.perf_counter() - start
+    if points and device != "cpu" and gpu_available():  # the checks run on this machine's GPU, not its CPU
+        import cupy
+
+        y = cupy.asarray(y)
     return case_record(x, y, field, log_n, inverse, points, rng, seconds, f"{workers} workers")

@@ -61,18 +61,50 @@ def _prebuilt(path: str, device: int):
     return _Prebuilt(cupy.RawModule(path=path), meta["kernels"])
 
 
+def shipped_cubin(arch: str) -> pathlib.Path:
+    """Where a cubin prebuilt for `arch` (e.g. "sm_90") ships: kernels/prebuilt/<arch>.cubin (with its
+    index <arch>.cubin.json), built by CI with `python -m hebatch.ntt.prebuild`."""
+    return kernel_dir() / "prebuilt" / f"{arch}.cubin"
+
+
+def prebuilt_path(device: int | None = None) -> str | None:
+    """The prebuilt cubin the loader uses: HEBATCH_KERNEL_CUBIN, else the one shipped for the current
+    device's architecture where present; None otherwise."""
+    named = os.environ.get("HEBATCH_KERNEL_CUBIN")
+    if named:
+        return named
+    import cupy
+
+    arch = f"sm_{cupy.cuda.Device(device).compute_capability}"
+    path = shipped_cubin(arch)
+    return str(path) if path.is_file() else None
+
+
+def prebuilt_status(path) -> dict:
+    """What is known of a prebuilt cubin without a GPU: whether it exists, its architecture, kernel count
+    and whether it was built from the current sources (the loader uses it only then)."""
+    path = pathlib.Path(path)
+    meta_path = pathlib.Path(str(path) + ".json")
+    if not path.is_file() or not meta_path.is_file():
+        return {"path": str(path), "present": False}
+    meta = json.loads(meta_path.read_text())
+    return {"path": str(path), "present": True, "arch": meta.get("arch"), "kernels": len(meta.get("kernels", {})),
+            "matches_sources": meta.get("sources") == source_digest()}
+
+
 def load_module(filename: str, defines: tuple[tuple[str, str], ...] = (), name_expressions=None):
     """The compiled kernels of kernels/<filename> for the current device (cached), with
     get_function(name_expression).
 
     defines: (macro, value) pairs passed as -D options (one compiled module per distinct set).
     name_expressions: template instantiations to compile (cupy's name_expressions). When the
-    environment names a prebuilt cubin (HEBATCH_KERNEL_CUBIN) that holds them all, it is used.
+    environment names a prebuilt cubin (HEBATCH_KERNEL_CUBIN), or one ships for this device's
+    architecture (kernels/prebuilt/), that was built from these sources and holds them all, it is used.
     """
     import cupy
 
     device = cupy.cuda.Device().id
-    prebuilt = os.environ.get("HEBATCH_KERNEL_CUBIN")
+    prebuilt = prebuilt_path(device)
     if prebuilt and not defines and filename == "ntt.cu" and name_expressions:
         module = _prebuilt(prebuilt, device)
         if module is not None and all(name in module.index for name in name_expressions):
