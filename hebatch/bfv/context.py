@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import weakref
 from functools import cached_property, partial
 
 import numpy as np
@@ -17,7 +18,7 @@ from ..backend.rns import RnsOps, rns_ops
 from ..ntt import intt as ring_intt
 from ..ntt import ntt as ring_ntt
 from .objects import (Ciphertext, GaloisKeys, Keys, Plaintext, PublicKey, RelinKey, SecretKey,
-                      check_fingerprint)
+                      check_fingerprint, check_reduced)
 from .params import SIGMA, Params
 
 
@@ -80,6 +81,7 @@ class Context:
         self.qp = self.q + (params.special,)
         self.big_q = math.prod(self.q)
         self._last_keys: Keys | None = None
+        self._checked_keys: dict = {}  # id(key object) -> the data array whose entries were checked
         if not isinstance(graphs, bool):
             raise TypeError(f"graphs must be True or False, got {graphs!r}")
         self.graphs = None  # a GraphReplayer, or None: every launch from Python
@@ -143,7 +145,31 @@ class Context:
                              f"got {tuple(data.shape)}")
         if cls is Plaintext and (data.ndim < 1 or data.shape[-1] != self.n):
             raise ValueError(f"{name}: plaintext data must have shape (..., n={self.n}), got {tuple(data.shape)}")
+        if cls is Plaintext:
+            moduli = (self.t,)
+        elif cls is Ciphertext:
+            moduli = self.q
+        else:
+            header = {"elements": list(obj.elements)} if cls is GaloisKeys else {}
+            ok, moduli, rule = cls._layout(self.params, tuple(data.shape), header)
+            if not ok:
+                raise ValueError(f"{name}: {cls.kind} data must have shape {rule}, got {tuple(data.shape)}")
+        if cls is not Plaintext and not isinstance(obj.key_id, str):
+            raise ValueError(f"{name}: the {cls.kind} carries no key id: it cannot be matched to its keys")
+        # Entries >= their modulus (a corrupt or foreign array) would give silent garbage: one fused
+        # comparison per object, one read of a few flags. Keys are checked once per array (they must not
+        # be modified in place while a context uses them, see the class docstring).
+        if cls in (Plaintext, Ciphertext):
+            check_reduced(data, moduli, name)
+        else:
+            self._check_key_entries(obj, data, moduli, name)
         return data
+
+    def _check_key_entries(self, key, data, moduli, name):
+        if self._checked_keys.get(id(key)) is not data:
+            check_reduced(data, moduli, name)
+            self._checked_keys[id(key)] = data
+            weakref.finalize(key, self._checked_keys.pop, id(key), None)
 
     @staticmethod
     def _same_key(*named):
@@ -490,6 +516,13 @@ class Context:
         check_fingerprint(galois_keys.fingerprint, self.params, "galois_keys")
         if galois_keys.data.dtype != np.uint64:
             raise TypeError(f"galois_keys: data must be uint64, got {galois_keys.data.dtype}")
+        data = galois_keys.data
+        ok, moduli, rule = GaloisKeys._layout(self.params, tuple(data.shape), {"elements": list(galois_keys.elements)})
+        if not ok:
+            raise ValueError(f"galois_keys: data must have shape {rule}, got {tuple(data.shape)}")
+        if not isinstance(galois_keys.key_id, str):
+            raise ValueError("galois_keys: the galois_keys carries no key id: it cannot be matched to its keys")
+        self._check_key_entries(galois_keys, data, moduli, "galois_keys")
 
     def rotate(self, ct: Ciphertext, k: int, galois_keys: GaloisKeys | None = None) -> Ciphertext:
         """Rotate each row of the 2 x n/2 slot matrix left by k (right for k < 0). Uses the Galois key of
