@@ -65,3 +65,35 @@ def test_operations_refuse_bad_keys(setup):
     v = values(params, 1)
     out = ctx.decode(ctx.decrypt(keys.secret, ctx.rotate(ctx.encrypt(keys.public, ctx.encode(v)), 1)))
     assert np.array_equal(out, np.roll(v.reshape(1, 2, -1), -1, axis=-1).reshape(1, -1))
+
+
+def test_decrypt_check_reports_spent_noise_budget(setup):
+    params, ctx, keys = setup
+    v = values(params, 3)
+    ct = ctx.encrypt(keys.public, ctx.encode(v))
+    assert np.array_equal(ctx.decode(ctx.decrypt(keys.secret, ct, check=True)), v)
+    # items 0 and 2 get a uniform c0: their phase is uniform mod q, so no budget is left
+    data = ct.data.copy()
+    rng = np.random.default_rng(secrets.randbits(64))
+    for i in (0, 2):
+        for limb, q in enumerate(params.q):
+            data[i, 0, limb] = rng.integers(0, q, params.n, dtype=np.uint64)
+    spent = bfv.Ciphertext(data, ct.fingerprint, ct.key_id)
+    assert list(ctx.noise_budget(keys.secret, spent) == 0) == [True, False, True]
+    ctx.decrypt(keys.secret, spent)  # default: no check, garbage out
+    with pytest.raises(ValueError, match="2 of 3 batch items have no noise budget"):
+        ctx.decrypt(keys.secret, spent, check=True)
+    with pytest.raises(TypeError, match="check"):
+        ctx.decrypt(keys.secret, ct, check="yes")
+
+
+def test_decrypt_check_after_too_many_multiplications(setup):
+    params, ctx, keys = setup
+    ct = ctx.encrypt(keys.public, ctx.encode(values(params, 2)))
+    for _ in range(4):
+        if ctx.noise_budget(keys.secret, ct).min() == 0:
+            break
+        ct = ctx.multiply(ct, ct, keys.relin)
+    assert ctx.noise_budget(keys.secret, ct).max() == 0
+    with pytest.raises(ValueError, match="2 of 2 batch items"):
+        ctx.decrypt(keys.secret, ct, check=True)

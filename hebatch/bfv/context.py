@@ -319,12 +319,26 @@ class Context:
             acc = ops.add(ops.mul(acc, s, q), c_ntt[..., k - 1, :, :], q)
         return ops.add(c[..., 0, :, :], _intt(ops.mul(acc, s, q), q), q)
 
-    def decrypt(self, secret: SecretKey, ct: Ciphertext) -> Plaintext:
+    def decrypt(self, secret: SecretKey, ct: Ciphertext, check: bool = False) -> Plaintext:
         """round(t (c0 + c1 s + ...) / q) mod t for every item, by SEAL's scale-and-round with base
-        conversion to {t, gamma} (exact while the noise budget is positive)."""
+        conversion to {t, gamma} (exact while the noise budget is positive).
+
+        An item whose noise budget is spent decrypts to garbage, with nothing to tell it apart.
+        check=True measures every item's budget exactly (as noise_budget: host big-integer work, about
+        the cost of noise_budget) and raises ValueError saying how many items have none left; the
+        default (False) skips that and costs only the decryption."""
+        if not isinstance(check, (bool, np.bool_)):
+            raise TypeError(f"check must be True or False, got {check!r}")
         ops, q, t = self.ops, self.q, self.t
         gamma = self._gamma
         x = self._phase(secret, ct)
+        if check:
+            budgets = self._budgets(x)
+            spent = int((budgets <= 0).sum())
+            if spent:
+                raise ValueError(f"ct: {spent} of {budgets.size} batch items have no noise budget left: "
+                                 "their decryption would be garbage (too many multiplications for these "
+                                 "parameters, or a damaged ciphertext)")
         y = ops.mul_scalar(x, [t * gamma] * self.L, q)
         z = ops.base_convert(y, q, (t, gamma))
         z = ops.mul_scalar(z, [(-pow(self.big_q, -1, m)) % m for m in (t, gamma)], (t, gamma))
@@ -335,17 +349,19 @@ class Context:
     def noise_budget(self, secret: SecretKey, ct: Ciphertext):
         """Bits of noise budget left per batch item, as SEAL reports it: bits(q) - bits(max |[t v]_q|) - 1
         (v = c0 + c1 s + ... mod q), at least 0. Exact, with Python ints (meant for a few items)."""
-        x = self.ops.to_host(self._phase(secret, ct))
+        return self._budgets(self._phase(secret, ct))
+
+    def _budgets(self, phase):
+        """Noise budget in bits of every item of a phase (..., L, n): exact, with Python ints, vectorized
+        over items and coefficients (CRT to an integer mod q, times t, centred, the largest magnitude)."""
+        x = self.ops.to_host(phase)
         batch = x.shape[:-2]
         flat = x.reshape((-1, self.L, self.n))
         big_q = self.big_q
-        crt = [(big_q // p) * pow(big_q // p, -1, p) for p in self.q]
-        out = np.empty(flat.shape[0], dtype=np.int64)
-        for b in range(flat.shape[0]):
-            v = sum(flat[b, i].astype(object) * c for i, c in enumerate(crt)) % big_q
-            w = (v * self.t) % big_q
-            norm = max(int(abs(val - big_q if val > big_q // 2 else val)) for val in w)
-            out[b] = max(0, big_q.bit_length() - norm.bit_length() - 1)
+        v = sum(flat[:, i].astype(object) * ((big_q // p) * pow(big_q // p, -1, p)) for i, p in enumerate(self.q))
+        w = (v * self.t) % big_q
+        norm = np.where(w > big_q // 2, big_q - w, w).max(axis=-1) if flat.shape[0] else np.zeros(0, dtype=object)
+        out = np.array([max(0, big_q.bit_length() - int(m).bit_length() - 1) for m in norm], dtype=np.int64)
         return out.reshape(batch)
 
     # -- additive ----------------------------------------------------------------------------
