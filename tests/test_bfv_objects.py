@@ -1,5 +1,6 @@
 """BFV parameters (validation, presets), serialization, and refusal to mix parameters or keys."""
 
+import json
 import secrets
 
 import numpy as np
@@ -98,7 +99,7 @@ def test_bytes_refused(setup):
         bfv.Ciphertext.from_bytes(b"nonsense" + blob, params)
     with pytest.raises(ValueError, match="not a ciphertext"):
         bfv.Ciphertext.from_bytes(keys.public.to_bytes(), params)
-    with pytest.raises(ValueError, match="data bytes"):
+    with pytest.raises(ValueError, match="truncated"):
         bfv.Ciphertext.from_bytes(blob[:-8], params)
 
 
@@ -151,3 +152,107 @@ def test_malformed_objects_refused(setup):
         ctx.add(bad, bad)
     with pytest.raises(TypeError, match="uint64"):
         ctx.negate(bfv.Ciphertext(ct.data.astype(np.int64), params.fingerprint, keys.key_id))
+
+
+def _reframe(blob, edit):
+    """blob with its JSON header edited by `edit` and a recomputed (valid) digest: what a careless tool
+    or a forger could write; the loader must still refuse what does not fit the parameters."""
+    from hebatch.bfv import objects
+
+    _, _, head_len, _ = objects._PREFIX.unpack_from(blob)
+    start = objects._FRAME
+    header = json.loads(blob[start:start + head_len])
+    body = blob[start + head_len:]
+    edit(header)
+    return objects._frame(header, body)
+
+
+def test_bytes_damage_refused_naming_the_part(setup):
+    params, ctx, keys = setup
+    blob = ctx.encrypt(keys.public, ctx.encode(values(params, 2))).to_bytes()
+    rng = np.random.default_rng(secrets.randbits(64))
+    for cut in sorted({1, 7, 30, 60, len(blob) // 2, len(blob) - 1} | {int(rng.integers(1, len(blob)))}):
+        with pytest.raises(ValueError, match="truncated|magic"):
+            bfv.Ciphertext.from_bytes(blob[:cut], params)
+    with pytest.raises(ValueError, match="trailing"):
+        bfv.Ciphertext.from_bytes(blob + b"\0", params)
+    # a flip of any single bit, in the frame, the header or the data, is refused with a ValueError
+    positions = sorted({int(p) for p in rng.integers(0, len(blob), 40)} | set(range(0, 80, 3)))
+    for pos in positions:
+        for bit in (0, int(rng.integers(1, 8))):
+            bad = bytearray(blob)
+            bad[pos] ^= 1 << bit
+            with pytest.raises(ValueError, match="checksum|magic|version|truncated|trailing"):
+                bfv.Ciphertext.from_bytes(bytes(bad), params)
+    with pytest.raises(ValueError, match="checksum"):
+        bad = bytearray(blob)
+        bad[-1] ^= 0x80
+        bfv.Ciphertext.from_bytes(bytes(bad), params)
+    with pytest.raises(TypeError, match="bytes"):
+        bfv.Ciphertext.from_bytes("text", params)
+
+
+def test_bytes_with_valid_digest_still_checked(setup):
+    params, ctx, keys = setup
+    blob = ctx.encrypt(keys.public, ctx.encode(values(params, 2))).to_bytes()
+    L, n = len(params.q), params.n
+    # another shape, same byte count (the header edited, the digest recomputed)
+    edited = _reframe(blob, lambda h: h.update(shape=[2, 2, L, n // 2, 2]))
+    with pytest.raises(ValueError, match="shape"):
+        bfv.Ciphertext.from_bytes(edited, params)
+    with pytest.raises(ValueError, match="shape"):
+        bfv.Ciphertext.from_bytes(_reframe(blob, lambda h: h.update(shape=[4, L, n])), params)
+    with pytest.raises(ValueError, match="shape"):
+        bfv.Ciphertext.from_bytes(_reframe(blob, lambda h: h.update(shape="x")), params)
+    with pytest.raises(ValueError, match="kind"):
+        bfv.Ciphertext.from_bytes(_reframe(blob, lambda h: h.pop("kind")), params)
+    with pytest.raises(ValueError, match="parameters"):
+        bfv.Ciphertext.from_bytes(_reframe(blob, lambda h: h.update(fingerprint="0" * 16)), params)
+    # an entry >= its limb's modulus
+    from hebatch.bfv import objects
+    _, _, head_len, _ = objects._PREFIX.unpack_from(blob)
+    start = objects._FRAME + head_len
+    data = np.frombuffer(blob[start:], dtype="<u8").copy().reshape(2, 2, L, n)
+    data[1, 0, L - 1, 5] = params.q[L - 1]
+    header = json.loads(blob[objects._FRAME:start])
+    with pytest.raises(ValueError, match=f"limb {L - 1}"):
+        bfv.Ciphertext.from_bytes(objects._frame(header, data.tobytes()), params)
+    # a header that is not JSON, with a valid digest
+    prefix = objects._PREFIX.pack(objects.MAGIC, objects.VERSION, 4, 0)
+    raw = prefix + objects._digest(prefix, b"\xff\xfe{]") + b"\xff\xfe{]"
+    with pytest.raises(ValueError, match="header"):
+        bfv.Ciphertext.from_bytes(raw, params)
+
+
+def test_key_bytes_damage_and_foreign_secret_refused(setup):
+    params, ctx, keys = setup
+    for key, cls in [(keys.secret, bfv.SecretKey), (keys.public, bfv.PublicKey), (keys.relin, bfv.RelinKey),
+                     (keys.galois, bfv.GaloisKeys)]:
+        blob = key.to_bytes()
+        bad = bytearray(blob)
+        bad[len(bad) // 2] ^= 4
+        with pytest.raises(ValueError, match="checksum"):
+            cls.from_bytes(bytes(bad), params)
+        with pytest.raises(ValueError, match="truncated"):
+            cls.from_bytes(blob[:-1], params)
+    with pytest.raises(ValueError, match="elements"):
+        bfv.GaloisKeys.from_bytes(_reframe(keys.galois.to_bytes(), lambda h: h.update(elements=[2])), params)
+    blob = keys.to_bytes()
+    for pos in (3, 20, 40, len(blob) // 3, len(blob) - 5):
+        bad = bytearray(blob)
+        bad[pos] ^= 1
+        with pytest.raises(ValueError):
+            bfv.Keys.from_bytes(bytes(bad), params)
+    with pytest.raises(ValueError, match="trailing"):
+        bfv.Keys.from_bytes(blob + b"x", params)
+    # a secret of another key set, relabelled with this set's key id: caught by the public key check
+    other = ctx.keygen()
+    forged_secret = bfv.SecretKey(other.secret.data, params.fingerprint, keys.key_id)
+    forged = bfv.Keys(forged_secret, keys.public, keys.relin, keys.galois).to_bytes()
+    with pytest.raises(ValueError, match="secret key does not belong"):
+        bfv.Keys.from_bytes(forged, params)
+    # a secret that keeps its own key id
+    mixed = bfv.Keys(other.secret, keys.public, keys.relin, keys.galois).to_bytes()
+    with pytest.raises(ValueError, match="secret key belongs to key"):
+        bfv.Keys.from_bytes(mixed, params)
+    assert bfv.Keys.from_bytes(keys.to_bytes(), params).secret is not None

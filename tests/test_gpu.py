@@ -128,20 +128,26 @@ def test_gpu_validation_and_devices():
 
 
 def test_gpu_extra_memory_at_most_one_copy():
-    """Peak memory beyond input and output: one workspace copy (plus small tables)."""
+    """Peak memory beyond input and output: one workspace copy (plus small tables).
+
+    The call runs on a private memory pool, so the count is the transform's own: on the shared default
+    pool, free_all_blocks releases only wholly free chunks, and free fragments of chunks that earlier
+    tests left partly in use were counted as this call's (2^26 after the whole suite: 1092 MB against
+    1090 MB, though the transform itself stays within output + workspace + tables)."""
     n = 2**26
     q = hb.ntt_primes(60, n, 1)[0]
-    pool = cp.get_default_memory_pool()
     x = cp.asarray(random_residues(np.random.default_rng(), q, n))
-    hb.ntt(x, q, check=False)  # tables and kernels built
+    hb.ntt(x, q, check=False)  # tables and kernels built (kept by their caches on the default pool)
     cp.cuda.Device().synchronize()
-    pool.free_all_blocks()
-    before = pool.used_bytes()
-    y = hb.ntt(x, q, check=False)
-    cp.cuda.Device().synchronize()
-    peak = pool.total_bytes() - before
+    pool = cp.cuda.MemoryPool()
+    with cp.cuda.using_allocator(pool.malloc):
+        y = hb.ntt(x, q, check=False)
+        cp.cuda.Device().synchronize()
+    # every block the call took is still held by the pool (freed ones cached): total is its peak or more
+    peak = pool.total_bytes()
     assert peak <= 2 * x.nbytes + 2**24, (peak, x.nbytes)
     del y
+    pool.free_all_blocks()
 
 
 def test_gpu_twiddle_grid_matches_cpu():

@@ -6,6 +6,7 @@ import pytest
 import hebatch as hb
 
 Q = hb.ntt_primes(60, 1024, 1)[0]
+Q2 = hb.ntt_primes(60, 1024, 2)[1]  # a second limb modulus: RNS moduli must be distinct
 Q_CYCLIC_ONLY = next(q for q in hb.ntt_primes(40, 8, 200) if (q - 1) % 32 == 16)  # 1 mod 16, not mod 32
 
 
@@ -33,15 +34,15 @@ def good(shape=(2, 16)):
     (lambda: hb.ntt(good((2, 16)), [Q, 15]), ValueError, r"modulus\[1\].*not prime"),
     (lambda: hb.ntt(good((2, 16)), []), ValueError, "limbs"),
     (lambda: hb.ntt(np.full(16, Q, dtype=np.uint64), Q), ValueError, "entries >= modulus"),
-    (lambda: hb.ntt(np.full((2, 16), 2**64 - 1, dtype=np.uint64), [Q, Q]), ValueError, "entries >="),
+    (lambda: hb.ntt(np.full((2, 16), 2**64 - 1, dtype=np.uint64), [Q, Q2]), ValueError, "entries >="),
     (lambda: hb.ntt(good().astype(np.uint32) % np.uint32(97), Q), ValueError, "uint32"),
     (lambda: hb.ntt(good(), Q, algorithm="fft"), ValueError, "algorithm"),
     (lambda: hb.ntt(good(), Q, negacyclic=1), TypeError, "negacyclic"),
     (lambda: hb.ntt(good(), Q, inverse="yes"), TypeError, "inverse"),
     (lambda: hb.ntt(good(), Q, root=2), ValueError, "root=2"),
     (lambda: hb.ntt(good(), Q, root=1.5), TypeError, "root"),
-    (lambda: hb.ntt(good((2, 16)), [Q, Q], root=3), TypeError, "root"),
-    (lambda: hb.ntt(good((2, 16)), [Q, Q], root=[3]), ValueError, "root has 1"),
+    (lambda: hb.ntt(good((2, 16)), [Q, Q2], root=3), TypeError, "root"),
+    (lambda: hb.ntt(good((2, 16)), [Q, Q2], root=[3]), ValueError, "root has 1"),
     (lambda: hb.intt(np.full(8, Q, dtype=np.uint64), Q), ValueError, "entries"),
     (lambda: hb.polymul(good(), [1, 2], Q), TypeError, "b must be a NumPy"),
     (lambda: hb.polymul(good() % np.uint64(97), (good() % np.uint64(97)).astype(np.uint32), 97), TypeError, "one dtype"),

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import weakref
 from functools import cached_property, partial
 
 import numpy as np
@@ -18,7 +19,7 @@ from ..device import resolve_device
 from ..ntt import intt as ring_intt
 from ..ntt import ntt as ring_ntt
 from .objects import (Ciphertext, GaloisKeys, Keys, Plaintext, PublicKey, RelinKey, SecretKey,
-                      check_fingerprint)
+                      check_fingerprint, check_reduced)
 from .params import SIGMA, Params
 
 
@@ -63,6 +64,7 @@ class Context:
         self.qp = self.q + (params.special,)
         self.big_q = math.prod(self.q)
         self._last_keys: Keys | None = None
+        self._checked_keys: dict = {}  # id(key object) -> the data array whose entries were checked
         if not isinstance(graphs, bool):
             raise TypeError(f"graphs must be True or False, got {graphs!r}")
         self.graphs = None  # a GraphReplayer, or None: every launch from Python
@@ -126,7 +128,31 @@ class Context:
                              f"got {tuple(data.shape)}")
         if cls is Plaintext and (data.ndim < 1 or data.shape[-1] != self.n):
             raise ValueError(f"{name}: plaintext data must have shape (..., n={self.n}), got {tuple(data.shape)}")
+        if cls is Plaintext:
+            moduli = (self.t,)
+        elif cls is Ciphertext:
+            moduli = self.q
+        else:
+            header = {"elements": list(obj.elements)} if cls is GaloisKeys else {}
+            ok, moduli, rule = cls._layout(self.params, tuple(data.shape), header)
+            if not ok:
+                raise ValueError(f"{name}: {cls.kind} data must have shape {rule}, got {tuple(data.shape)}")
+        if cls is not Plaintext and not isinstance(obj.key_id, str):
+            raise ValueError(f"{name}: the {cls.kind} carries no key id: it cannot be matched to its keys")
+        # Entries >= their modulus (a corrupt or foreign array) would give silent garbage: one fused
+        # comparison per object, one read of a few flags. Keys are checked once per array (they must not
+        # be modified in place while a context uses them, see the class docstring).
+        if cls in (Plaintext, Ciphertext):
+            check_reduced(data, moduli, name)
+        else:
+            self._check_key_entries(obj, data, moduli, name)
         return data
+
+    def _check_key_entries(self, key, data, moduli, name):
+        if self._checked_keys.get(id(key)) is not data:
+            check_reduced(data, moduli, name)
+            self._checked_keys[id(key)] = data
+            weakref.finalize(key, self._checked_keys.pop, id(key), None)
 
     @staticmethod
     def _same_key(*named):
@@ -276,12 +302,26 @@ class Context:
             acc = ops.add(ops.mul(acc, s, q), c_ntt[..., k - 1, :, :], q)
         return ops.add(c[..., 0, :, :], _intt(ops.mul(acc, s, q), q), q)
 
-    def decrypt(self, secret: SecretKey, ct: Ciphertext) -> Plaintext:
+    def decrypt(self, secret: SecretKey, ct: Ciphertext, check: bool = False) -> Plaintext:
         """round(t (c0 + c1 s + ...) / q) mod t for every item, by SEAL's scale-and-round with base
-        conversion to {t, gamma} (exact while the noise budget is positive)."""
+        conversion to {t, gamma} (exact while the noise budget is positive).
+
+        An item whose noise budget is spent decrypts to garbage, with nothing to tell it apart.
+        check=True measures every item's budget exactly (as noise_budget: host big-integer work, about
+        the cost of noise_budget) and raises ValueError saying how many items have none left; the
+        default (False) skips that and costs only the decryption."""
+        if not isinstance(check, (bool, np.bool_)):
+            raise TypeError(f"check must be True or False, got {check!r}")
         ops, q, t = self.ops, self.q, self.t
         gamma = self._gamma
         x = self._phase(secret, ct)
+        if check:
+            budgets = self._budgets(x)
+            spent = int((budgets <= 0).sum())
+            if spent:
+                raise ValueError(f"ct: {spent} of {budgets.size} batch items have no noise budget left: "
+                                 "their decryption would be garbage (too many multiplications for these "
+                                 "parameters, or a damaged ciphertext)")
         y = ops.mul_scalar(x, [t * gamma] * self.L, q)
         z = ops.base_convert(y, q, (t, gamma))
         z = ops.mul_scalar(z, [(-pow(self.big_q, -1, m)) % m for m in (t, gamma)], (t, gamma))
@@ -292,17 +332,19 @@ class Context:
     def noise_budget(self, secret: SecretKey, ct: Ciphertext):
         """Bits of noise budget left per batch item, as SEAL reports it: bits(q) - bits(max |[t v]_q|) - 1
         (v = c0 + c1 s + ... mod q), at least 0. Exact, with Python ints (meant for a few items)."""
-        x = self.ops.to_host(self._phase(secret, ct))
+        return self._budgets(self._phase(secret, ct))
+
+    def _budgets(self, phase):
+        """Noise budget in bits of every item of a phase (..., L, n): exact, with Python ints, vectorized
+        over items and coefficients (CRT to an integer mod q, times t, centred, the largest magnitude)."""
+        x = self.ops.to_host(phase)
         batch = x.shape[:-2]
         flat = x.reshape((-1, self.L, self.n))
         big_q = self.big_q
-        crt = [(big_q // p) * pow(big_q // p, -1, p) for p in self.q]
-        out = np.empty(flat.shape[0], dtype=np.int64)
-        for b in range(flat.shape[0]):
-            v = sum(flat[b, i].astype(object) * c for i, c in enumerate(crt)) % big_q
-            w = (v * self.t) % big_q
-            norm = max(int(abs(val - big_q if val > big_q // 2 else val)) for val in w)
-            out[b] = max(0, big_q.bit_length() - norm.bit_length() - 1)
+        v = sum(flat[:, i].astype(object) * ((big_q // p) * pow(big_q // p, -1, p)) for i, p in enumerate(self.q))
+        w = (v * self.t) % big_q
+        norm = np.where(w > big_q // 2, big_q - w, w).max(axis=-1) if flat.shape[0] else np.zeros(0, dtype=object)
+        out = np.array([max(0, big_q.bit_length() - int(m).bit_length() - 1) for m in norm], dtype=np.int64)
         return out.reshape(batch)
 
     # -- additive ----------------------------------------------------------------------------
@@ -473,6 +515,13 @@ class Context:
         check_fingerprint(galois_keys.fingerprint, self.params, "galois_keys")
         if galois_keys.data.dtype != np.uint64:
             raise TypeError(f"galois_keys: data must be uint64, got {galois_keys.data.dtype}")
+        data = galois_keys.data
+        ok, moduli, rule = GaloisKeys._layout(self.params, tuple(data.shape), {"elements": list(galois_keys.elements)})
+        if not ok:
+            raise ValueError(f"galois_keys: data must have shape {rule}, got {tuple(data.shape)}")
+        if not isinstance(galois_keys.key_id, str):
+            raise ValueError("galois_keys: the galois_keys carries no key id: it cannot be matched to its keys")
+        self._check_key_entries(galois_keys, data, moduli, "galois_keys")
 
     def rotate(self, ct: Ciphertext, k: int, galois_keys: GaloisKeys | None = None) -> Ciphertext:
         """Rotate each row of the 2 x n/2 slot matrix left by k (right for k < 0). Uses the Galois key of

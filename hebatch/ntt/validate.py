@@ -5,6 +5,7 @@ Every rule raises before any work starts, naming the argument and the rule it br
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -119,10 +120,16 @@ def _check_transform_args(shape, dtype, modulus, *, negacyclic, algorithm, root,
         raise TypeError(f"modulus must be an int or a sequence of ints, got {modulus!r}")
     rns = not _is_int(modulus)
     if rns:
-        try:
+        # Only ordered containers: a set or dict has no limb order, so it cannot name limbs of x.
+        if isinstance(modulus, np.ndarray):
+            if modulus.ndim != 1:
+                raise TypeError(f"modulus as an array must be 1-D (one modulus per limb), got shape {modulus.shape}")
+            moduli_in = modulus.tolist()
+        elif isinstance(modulus, Sequence):
             moduli_in = list(modulus)
-        except TypeError:
-            raise TypeError(f"modulus must be an int or a sequence of ints, got {type(modulus).__name__}") from None
+        else:
+            raise TypeError(f"modulus must be an int or a sequence (list, tuple, 1-D NumPy array) of ints, "
+                            f"got {type(modulus).__name__}")
         if len(shape) < 2:
             raise ValueError(f"modulus is a sequence (RNS limbs), so {name} needs shape (..., limbs, n); got shape {tuple(shape)}")
         if len(moduli_in) != shape[-2]:
@@ -130,6 +137,10 @@ def _check_transform_args(shape, dtype, modulus, *, negacyclic, algorithm, root,
         if not moduli_in:
             raise ValueError("modulus must not be empty")
         moduli = tuple(check_modulus(q, n, negacyclic, f"modulus[{i}]") for i, q in enumerate(moduli_in))
+        if len(set(moduli)) != len(moduli):
+            dup = next(q for q in moduli if moduli.count(q) > 1)
+            raise ValueError(f"modulus entries must be distinct (RNS limbs need coprime moduli); {dup} appears "
+                             f"{moduli.count(dup)} times")
     else:
         moduli = (check_modulus(modulus, n, negacyclic),)
 
