@@ -13,6 +13,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+# Tile, lane and radix sizes below: set on an NVIDIA H100 80GB HBM3 on 2026-11-22 with
+# benchmarks/ntt_bench.py; the committed run with these values is benchmarks/results/
+# ntt-H100-80GB-HBM3-2026-11-22.json (no committed file holds the alternatives that were tried).
 # Shared-memory tile, in elements, of one block (64-bit words: 2^13 = 64 KiB).
 TILE_LOG = {8: 13, 4: 14}
 # Largest n done by a single block (one pass, no trip through global memory between stages).

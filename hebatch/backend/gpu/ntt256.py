@@ -30,6 +30,11 @@ from .loader import load_module
 FIELD_STRUCTS = {BN254_FR.p: "BN254Fr", BLS12_381_FR.p: "BLS12_381Fr", BLS12_377_FR.p: "BLS12_377Fr"}
 """The kernel struct (kernels/field256.cuh) of each supported field, by modulus."""
 
+# Pass sizes and block sizes of the 256-bit transforms: set on an NVIDIA H100 80GB HBM3 on 2026-11-23
+# with benchmarks/zk_bench.py. LOG_BLOCK, MAX_LOG_K_STRIDED and THREADS: the run in
+# benchmarks/results/zk-H100-80GB-HBM3-2026-11-23.json; DIRECT_TWIDDLE_MAX_LOG (raised from 20 to 24
+# that afternoon): the run in zk-H100-80GB-HBM3-2026-11-23-wide-chains.json. Neither file holds the
+# alternatives that were tried; re-run zk_bench.py before changing one.
 LOG_BLOCK = 11  # elements per block: NTT256_LOG_BLOCK in kernels/ntt256.cu
 MAX_LOG_K_STRIDED = 9  # passes over strided columns keep >= 4 consecutive columns (128 bytes) per block
 DIRECT_TWIDDLE_MAX_LOG = 24  # passes whose 4-step twiddles span M <= 2^24 read them from one M-entry table
