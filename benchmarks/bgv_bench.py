@@ -26,9 +26,9 @@ import traceback
 
 import numpy as np
 
+from hebatch import bfv, bgv
 from hebatch.benchmarks import bfv as bfv_bench
 from hebatch.benchmarks.harness import cuda_time, device_name, host_time, references
-from hebatch import bfv, bgv
 
 PRESETS = ["n8192", "n16384", "n32768"]  # n65536: add with --presets (1.4 GB per key-switching key)
 OPERATIONS = ["encrypt", "decrypt", "add", "multiply_relin", "relinearize", "rotate", "mod_switch"]
@@ -74,18 +74,32 @@ def run_preset(name, params, cpu, batch, rng, timed, fft_ms, copy_gbps):
         print(f"{name:>8}     bgv ERROR {error}", flush=True)
         return [dict(scheme="bgv", preset=name, n=params.n, error=error)]
     for op in OPERATIONS:
-        entry = dict(scheme="bgv", preset=name, n=params.n, log_q=params.log_q, log_qp=params.log_qp,
-                     limbs=len(params.q), t=params.t, variant="fused", case=op, batch=batch, cufft_ms=fft_ms,
-                     copy_GBps=copy_gbps)
+        entry = dict(
+            scheme="bgv",
+            preset=name,
+            n=params.n,
+            log_q=params.log_q,
+            log_qp=params.log_qp,
+            limbs=len(params.q),
+            t=params.t,
+            variant="fused",
+            case=op,
+            batch=batch,
+            cufft_ms=fft_ms,
+            copy_GBps=copy_gbps,
+        )
         try:
             fn, inputs = cases[1][op]
             entry["latency_ms"] = timed(fn, inputs, 1)
             fn, inputs = cases[batch][op]
             entry["per_ciphertext_ms"] = timed(fn, inputs, batch)
             entry["rns_calls"] = bfv_bench.count_calls(ctx, cases[1][op][0], cases[1][op][1][0])
-            print(f"{name:>8} {params.log_qp:>5} {'bgv':>7} {op:>15} {entry['latency_ms']:9.4f} "
-                  f"{entry['per_ciphertext_ms']:17.4f} {fft_ms or float('nan'):9.4f} "
-                  f"{copy_gbps or float('nan'):9.0f} {sum(entry['rns_calls'].values()):6d}", flush=True)
+            print(
+                f"{name:>8} {params.log_qp:>5} {'bgv':>7} {op:>15} {entry['latency_ms']:9.4f} "
+                f"{entry['per_ciphertext_ms']:17.4f} {fft_ms or float('nan'):9.4f} "
+                f"{copy_gbps or float('nan'):9.0f} {sum(entry['rns_calls'].values()):6d}",
+                flush=True,
+            )
         except Exception as exc:
             entry["error"] = "".join(traceback.format_exception_only(type(exc), exc)).strip()
             print(f"{name:>8}     bgv {op:>15} ERROR {entry['error']}", flush=True)
@@ -100,10 +114,12 @@ def main(argv=None) -> int:
     parser.add_argument("--repeats", type=int, default=25)
     parser.add_argument("--presets", default=",".join(PRESETS), help="comma-separated BGV preset names")
     parser.add_argument("--batch", type=int, default=BATCH, help="ciphertexts per batched call")
-    parser.add_argument("--compare-bfv", action="store_true",
-                        help="also time BFV (bfv_bench's graphs and fused variants) at the presets of the same n")
-    parser.add_argument("--out", type=pathlib.Path, default=pathlib.Path("."),
-                        help="directory of the JSON result")
+    parser.add_argument(
+        "--compare-bfv",
+        action="store_true",
+        help="also time BFV (bfv_bench's graphs and fused variants) at the presets of the same n",
+    )
+    parser.add_argument("--out", type=pathlib.Path, default=pathlib.Path("."), help="directory of the JSON result")
     args = parser.parse_args(argv)
 
     names = [p for p in args.presets.split(",") if p]
@@ -115,6 +131,7 @@ def main(argv=None) -> int:
         device, cp = f"cpu-{platform.machine()}", None
     else:
         import cupy as cp
+
         repeats = max(15, args.repeats)
         device = device_name()
 
@@ -124,10 +141,12 @@ def main(argv=None) -> int:
         return cuda_time(fn, inputs, repeats) / per
 
     rng = np.random.default_rng()
-    rows, refs = [], {}
+    rows = []
     print(f"device: {device}  batch: {batch}  repeats: {repeats}")
-    print(f"{'preset':>8} {'log q':>5} {'variant':>7} {'operation':>15} {'1 ct ms':>9} {f'per ct of {batch} ms':>17}"
-          f" {'cuFFT ms':>9} {'copy GB/s':>9} {'calls':>6}")
+    print(
+        f"{'preset':>8} {'log q':>5} {'variant':>7} {'operation':>15} {'1 ct ms':>9} {f'per ct of {batch} ms':>17}"
+        f" {'cuFFT ms':>9} {'copy GB/s':>9} {'calls':>6}"
+    )
     for name in names:
         try:
             params = bgv.Params.preset(name)
@@ -135,34 +154,46 @@ def main(argv=None) -> int:
             parser.error(f"--presets: {exc}")
         fft_ms = copy_gbps = None
         if cp is not None:  # references for one top-level ciphertext's element count (2 x limbs x n)
-
             elements = 2 * len(params.q) * params.n
             found = references(elements, 8 * elements, repeats, rows=2 * len(params.q))
             fft_ms, copy_gbps = found["cufft_ms"], found["copy_GBps"]
         rows += run_preset(name, params, args.cpu, batch, rng, timed, fft_ms, copy_gbps)
         if args.compare_bfv and name in bfv_bench.PRESETS:
-            for variant in (["fused"] if args.cpu else ["fused", "graphs"]):
-                for row in bfv_bench.run_variant(name, bfv.Params.preset(name), variant, args.cpu, batch, rng, timed,
-                                                 fft_ms, copy_gbps):
+            for variant in ["fused"] if args.cpu else ["fused", "graphs"]:
+                for row in bfv_bench.run_variant(
+                    name, bfv.Params.preset(name), variant, args.cpu, batch, rng, timed, fft_ms, copy_gbps
+                ):
                     rows.append(dict(row, scheme="bfv"))
         if cp is not None:
             cp.get_default_memory_pool().free_all_blocks()
 
     date = datetime.date.today().isoformat()
     slug = device.replace("NVIDIA ", "").replace(" ", "-")
-    result = dict(benchmark="bgv", device=device, date=date, backend="cpu" if args.cpu else "gpu",
-                  repeats=repeats, batch=batch, presets=names, compare_bfv=args.compare_bfv,
-                  timing=("latency_ms: one call on one ciphertext at the top of the chain; per_ciphertext_ms: one "
-                          f"call on a batch of {batch} divided by {batch}; GPU: CUDA events around the call (host "
-                          "work included), 3 warm-up calls, median; CPU: wall clock, median; inputs rotate over "
-                          f"{INPUTS} freshly encrypted ones. multiply_relin includes relinearization and the switch "
-                          "one level down; relinearize times it alone on 3-component products; mod_switch drops one "
-                          "limb. BGV launches every kernel from Python (no CUDA graphs); rows with scheme bfv are "
-                          "benchmarks/bfv_bench.py's own, in the same run. rns_calls: RnsOps method calls of one "
-                          "single-ciphertext call."),
-                  references=("per preset, for 2 x limbs rows of n elements (one ciphertext): cuFFT complex64 "
-                              "time and device-to-device copy GB/s (benchmarks/ntt_bench.py)"),
-                  results=rows)
+    result = dict(
+        benchmark="bgv",
+        device=device,
+        date=date,
+        backend="cpu" if args.cpu else "gpu",
+        repeats=repeats,
+        batch=batch,
+        presets=names,
+        compare_bfv=args.compare_bfv,
+        timing=(
+            "latency_ms: one call on one ciphertext at the top of the chain; per_ciphertext_ms: one "
+            f"call on a batch of {batch} divided by {batch}; GPU: CUDA events around the call (host "
+            "work included), 3 warm-up calls, median; CPU: wall clock, median; inputs rotate over "
+            f"{INPUTS} freshly encrypted ones. multiply_relin includes relinearization and the switch "
+            "one level down; relinearize times it alone on 3-component products; mod_switch drops one "
+            "limb. BGV launches every kernel from Python (no CUDA graphs); rows with scheme bfv are "
+            "benchmarks/bfv_bench.py's own, in the same run. rns_calls: RnsOps method calls of one "
+            "single-ciphertext call."
+        ),
+        references=(
+            "per preset, for 2 x limbs rows of n elements (one ciphertext): cuFFT complex64 "
+            "time and device-to-device copy GB/s (benchmarks/ntt_bench.py)"
+        ),
+        results=rows,
+    )
     args.out.mkdir(parents=True, exist_ok=True)
     out = args.out / f"bgv-{slug}-{date}.json"
     out.write_text(json.dumps(result, indent=1))

@@ -24,6 +24,7 @@ for path in (ROOT, ROOT / "benchmarks"):
         sys.path.insert(0, str(path))
 
 import bfv_depth  # noqa: E402
+
 from hebatch import bgv  # noqa: E402
 
 
@@ -47,9 +48,18 @@ def measure_depth(preset: str, batch: int = 1, backend: str = "cpu", verbose=Fal
         if budgets[-1] <= 0 or not (decrypted == expected).all():
             break
         depth += 1
-    return {"scheme": "bgv", "preset": preset, "n": params.n, "log_qp": params.log_qp, "t": params.t,
-            "levels": params.levels, "depth": depth, "budgets": budgets,
-            "seconds": round(time.perf_counter() - start, 2), "backend": ctx.backend}
+    return {
+        "scheme": "bgv",
+        "preset": preset,
+        "n": params.n,
+        "log_qp": params.log_qp,
+        "t": params.t,
+        "levels": params.levels,
+        "depth": depth,
+        "budgets": budgets,
+        "seconds": round(time.perf_counter() - start, 2),
+        "backend": ctx.backend,
+    }
 
 
 def main(argv=None):
@@ -61,8 +71,10 @@ def main(argv=None):
     ap.add_argument("--verbose", action="store_true", help="print the budget after every squaring")
     args = ap.parse_args(argv)
     rows = []
-    print(f"{'preset':>8} {'t':>7} {'BGV log qp':>10} {'levels':>6} {'depth':>5} {'BFV log qp':>10} {'depth':>5}  "
-          "BGV budgets")
+    print(
+        f"{'preset':>8} {'t':>7} {'BGV log qp':>10} {'levels':>6} {'depth':>5} {'BFV log qp':>10} {'depth':>5}  "
+        "BGV budgets"
+    )
     for preset in args.presets.split(","):
         row = measure_depth(preset, backend=args.backend, verbose=args.verbose)
         rows.append(row)
@@ -75,8 +87,11 @@ def main(argv=None):
         if other is not None:
             rows.append(dict(other, scheme="bfv"))
         bfv_cols = f"{other['log_qp']:>10} {other['depth']:>5}" if other else f"{'-':>10} {'-':>5}"
-        print(f"{preset:>8} {row['t']:>7} {row['log_qp']:>10} {row['levels']:>6} {row['depth']:>5} {bfv_cols}  "
-              f"{row['budgets']}", flush=True)
+        print(
+            f"{preset:>8} {row['t']:>7} {row['log_qp']:>10} {row['levels']:>6} {row['depth']:>5} {bfv_cols}  "
+            f"{row['budgets']}",
+            flush=True,
+        )
     if args.json:
         pathlib.Path(args.json).write_text(json.dumps(rows, indent=2))
 

@@ -33,6 +33,7 @@ Writes benchmarks/results/dist-<device>-<date>.json (and $OUT/<same name> when O
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as _dt
 import json
 import os
@@ -58,7 +59,9 @@ GIB, MIB = 1 << 30, 1 << 20
 
 
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--quick", action="store_true", help="smaller sizes and fewer repeats")
     p.add_argument("--cpu", action="store_true", help="smoke test on a CPU LocalCluster with tiny sizes")
     p.add_argument("--cases", default=",".join(CASES), help=f"comma-separated subset of {','.join(CASES)}")
@@ -71,8 +74,12 @@ def parse_args(argv=None):
     p.add_argument("--large-log-n", type=int, nargs="+", default=None, help="sizes of the large case")
     p.add_argument("--max-gpus", type=int, default=4, help="use at most this many GPUs")
     p.add_argument("--threads", type=int, default=None, help="task threads per GPU worker (default: dist.cluster's)")
-    p.add_argument("--protocol", choices=["tcp", "ucx", "ucxx"], default=None,
-                   help="worker communication (ucx/ucxx need the UCX packages)")
+    p.add_argument(
+        "--protocol",
+        choices=["tcp", "ucx", "ucxx"],
+        default=None,
+        help="worker communication (ucx/ucxx need the UCX packages)",
+    )
     p.add_argument("--nvlink", action="store_true", help="UCX over NVLink between the GPUs (with --protocol ucx[x])")
     p.add_argument("--repeats", type=int, default=None, help="timed runs per measurement (median reported)")
     p.add_argument("--out-dir", type=pathlib.Path, default=ROOT / "benchmarks" / "results")
@@ -102,6 +109,7 @@ def parse_args(argv=None):
 
 
 # -- building blocks -----------------------------------------------------------------------------
+
 
 def _median(values):
     return float(statistics.median(values))
@@ -135,10 +143,8 @@ def _versions() -> dict:
 
     out = {}
     for package in ("hebatch", "numpy", "dask", "distributed", "dask-cuda", "cupy-cuda13x", "cupy-cuda12x", "zarr"):
-        try:
+        with contextlib.suppress(md.PackageNotFoundError):
             out[package] = md.version(package)
-        except md.PackageNotFoundError:
-            pass
     out["python"] = platform.python_version()
     return out
 
@@ -153,8 +159,9 @@ def _random_chunk(shape, moduli, seed, on_device, pinned=True):
         import cupy
 
         rs = cupy.random.RandomState(seed)
-        x = cupy.stack([rs.randint(0, q, size=(shape[0], shape[2]), dtype=cupy.int64) for q in moduli],
-                       axis=1).astype(cupy.uint64)
+        x = cupy.stack([rs.randint(0, q, size=(shape[0], shape[2]), dtype=cupy.int64) for q in moduli], axis=1).astype(
+            cupy.uint64
+        )
         if on_device:
             return x
         if pinned:  # made straight into pinned memory from the worker's pool, as a reader on the worker would
@@ -174,8 +181,10 @@ def random_batch(client, total_bytes, chunk_bytes, n, moduli, on_device, chunk_m
     row_bytes = len(moduli) * n * 8
     rows = max(1, chunk_bytes // row_bytes)
     chunks = max(chunk_multiple, round(total_bytes / (rows * row_bytes) / chunk_multiple) * chunk_multiple)
-    parts = [dask.delayed(_random_chunk)((rows, len(moduli), n), tuple(moduli), seed, on_device, pinned)
-             for seed in range(chunks)]
+    parts = [
+        dask.delayed(_random_chunk)((rows, len(moduli), n), tuple(moduli), seed, on_device, pinned)
+        for seed in range(chunks)
+    ]
     meta = _meta(on_device)
     import dask.array as da
 
@@ -265,6 +274,7 @@ def _warm(args):
 
 # -- cases ---------------------------------------------------------------------------------------
 
+
 def case_host_memory(args, ctx):
     """Host memory copy bandwidth of this machine now: one thread, and the worker's copy threads."""
     from hebatch.distributed import worker
@@ -274,6 +284,7 @@ def case_host_memory(args, ctx):
     src = np.ones(int(nbytes) // 8, dtype=np.uint64)
     dst = np.empty_like(src)
     dst[...] = 0  # touched: page faults are not what is measured
+
     def timed(fn):
         times = []
         for i in range(args.repeats + 1):
@@ -285,9 +296,12 @@ def case_host_memory(args, ctx):
 
     one = timed(lambda: np.copyto(dst, src))
     several = timed(lambda: parallel_copy(dst, src))
-    result = {"bytes": src.nbytes, "copy_threads": worker.COPY_THREADS,
-              "copy_GBps_one_thread": src.nbytes / one / 1e9,  # bytes copied per second (each read and written)
-              "copy_GBps_threads": src.nbytes / several / 1e9}
+    result = {
+        "bytes": src.nbytes,
+        "copy_threads": worker.COPY_THREADS,
+        "copy_GBps_one_thread": src.nbytes / one / 1e9,  # bytes copied per second (each read and written)
+        "copy_GBps_threads": src.nbytes / several / 1e9,
+    }
     ctx["host_memory"] = result
     return result
 
@@ -390,27 +404,42 @@ def case_host_batch(args, ctx):
     Whole-job rates include Dask's fixed cost per job; the marginal rate (from the whole batch and its
     first half) is what each further chunk costs."""
     out = []
-    with (dist.cluster(device="cpu", n_workers=1, threads_per_worker=2, processes=False, verbose=False)
-          if args.cpu else gpu_cluster(1, _warm(args))) as client:
+    with (
+        dist.cluster(device="cpu", n_workers=1, threads_per_worker=2, processes=False, verbose=False)
+        if args.cpu
+        else gpu_cluster(1, _warm(args))
+    ) as client:
         modes = [(c, True) for c in args.host_chunk_mib] + [(args.host_chunk_mib[0], False)]
         for chunk_mib, pinned in modes:
             n, moduli, chunk_bytes = _batch_shape(args, chunk_mib)
-            x = random_batch(client, int(args.host_gib * GIB), chunk_bytes, n, moduli, on_device=False,
-                             pinned=pinned)
+            x = random_batch(client, int(args.host_gib * GIB), chunk_bytes, n, moduli, on_device=False, pinned=pinned)
             chunks = len(x.chunks[0])
             half = max(1, chunks // 2)
-            x_half = x[:sum(x.chunks[0][:half])]
+            x_half = x[: sum(x.chunks[0][:half])]
             seconds_half, _ = time_dask(client, lambda: dist.ntt(x_half, moduli, negacyclic=True), args.repeats)
-            seconds, runs = time_dask(client, lambda: dist.ntt(x, moduli, negacyclic=True), args.repeats,
-                                      after_warmup=lambda: _task_times(client, reset=True))
+            seconds, runs = time_dask(
+                client,
+                lambda: dist.ntt(x, moduli, negacyclic=True),
+                args.repeats,
+                after_warmup=lambda: _task_times(client, reset=True),
+            )
             times = _task_times(client, reset=True)
             chunk_input = x.nbytes / chunks
             marginal = _marginal(seconds_half, seconds, half, chunks)
-            entry = {"chunk_MiB": chunk_mib, "input": "pinned" if pinned else "pageable (registered per task)",
-                     "chunks": chunks, "input_bytes": int(x.nbytes), "seconds": seconds, "runs": runs,
-                     "GBps": x.nbytes / seconds / 1e9, "half_chunks": half, "half_seconds": seconds_half,
-                     "marginal_seconds_per_chunk": marginal, "marginal_GBps": chunk_input / marginal / 1e9,
-                     "task_phase_ms": _per_task_ms(times, chunks * args.repeats)}  # timed runs only
+            entry = {
+                "chunk_MiB": chunk_mib,
+                "input": "pinned" if pinned else "pageable (registered per task)",
+                "chunks": chunks,
+                "input_bytes": int(x.nbytes),
+                "seconds": seconds,
+                "runs": runs,
+                "GBps": x.nbytes / seconds / 1e9,
+                "half_chunks": half,
+                "half_seconds": seconds_half,
+                "marginal_seconds_per_chunk": marginal,
+                "marginal_GBps": chunk_input / marginal / 1e9,
+                "task_phase_ms": _per_task_ms(times, chunks * args.repeats),
+            }  # timed runs only
             copy, memory = ctx.get("copy"), ctx.get("host_memory")
             if copy:
                 entry["fraction_of_round_trip"] = entry["GBps"] / copy["round_trip_GBps"]
@@ -419,7 +448,7 @@ def case_host_batch(args, ctx):
             if memory:
                 entry["fraction_of_host_copy"] = entry["GBps"] / memory["copy_GBps_threads"]
             out.append(entry)
-            del x, x_half
+            x = x_half = None  # released before the next case allocates
     return {"log_n": args.log_n, "limbs": args.limbs, "target_fraction_of_both_ways": 0.8, "chunks": out}
 
 
@@ -454,12 +483,13 @@ def case_overhead(args, ctx):
             for size in (count, small):
                 ms, _ = time_cuda(lambda: [fn(c) for c in chunks[:size]], args.repeats)
                 loop_seconds[name, size] = ms / 1e3
-        del chunks
+        chunks = None  # released before the next case allocates
         cupy.get_default_memory_pool().free_all_blocks()
         with gpu_cluster(1, _warm(args)) as client:
-            x = random_batch(client, count * rows * len(moduli) * n * 8, rows * len(moduli) * n * 8, n, moduli,
-                             on_device=True)
-            xs = {count: x, small: x[:small * rows]}
+            x = random_batch(
+                client, count * rows * len(moduli) * n * 8, rows * len(moduli) * n * 8, n, moduli, on_device=True
+            )
+            xs = {count: x, small: x[: small * rows]}
             jobs = {
                 "ntt": lambda v: dist.ntt(v, moduli, negacyclic=True),
                 "ntt_unchecked": lambda v: dist.ntt(v, moduli, negacyclic=True, check=False),
@@ -470,32 +500,45 @@ def case_overhead(args, ctx):
             dist_seconds, phases = {}, {}
             for name, job in jobs.items():
                 for size in (count, small):
-                    dist_seconds[name, size] = time_dask(client, lambda: job(xs[size]), args.repeats,
-                                                         after_warmup=lambda: _task_times(client, reset=True))[0]
+                    dist_seconds[name, size] = time_dask(
+                        client,
+                        lambda: job(xs[size]),
+                        args.repeats,
+                        after_warmup=lambda: _task_times(client, reset=True),
+                    )[0]
                     if size == count:  # timed runs only
                         phases[name] = _per_task_ms(_task_times(client, reset=True), count * args.repeats)
             build_ms = {name: 1e3 * _timed_host(lambda: job(x), args.repeats) for name, job in jobs.items()}
             roundtrip_ms = 1e3 * _timed_host(lambda: client.submit(_touch, 0, pure=False).result(), args.repeats)
             run_ms = 1e3 * _timed_host(lambda: client.run(_touch, 0), args.repeats)
             plugins = list(client.run(worker_report).values())
-            del x, xs
-        entry = {"chunk_MiB": chunk_mib, "chunks": count, "small_chunks": small,
-                 "noop_graph_seconds": dist_seconds["noop_graph", count],
-                 "noop_graph_small_seconds": dist_seconds["noop_graph", small],
-                 "noop_graph_marginal_ms_per_chunk": 1e3 * _marginal(dist_seconds["noop_graph", small],
-                                                                      dist_seconds["noop_graph", count], small, count),
-                 "graph_build_ms": build_ms,  # the client making the Dask array of each job (inside its time)
-                 "one_task_roundtrip_ms": roundtrip_ms,  # submit one no-op task and fetch its result
-                 "client_run_ms": run_ms,  # client.run on the worker (each timed job ends with one)
-                 "plugin": plugins[0]}
+            x = xs = None  # released before the next case allocates
+        entry = {
+            "chunk_MiB": chunk_mib,
+            "chunks": count,
+            "small_chunks": small,
+            "noop_graph_seconds": dist_seconds["noop_graph", count],
+            "noop_graph_small_seconds": dist_seconds["noop_graph", small],
+            "noop_graph_marginal_ms_per_chunk": 1e3
+            * _marginal(dist_seconds["noop_graph", small], dist_seconds["noop_graph", count], small, count),
+            "graph_build_ms": build_ms,  # the client making the Dask array of each job (inside its time)
+            "one_task_roundtrip_ms": roundtrip_ms,  # submit one no-op task and fetch its result
+            "client_run_ms": run_ms,  # client.run on the worker (each timed job ends with one)
+            "plugin": plugins[0],
+        }
         for name in loops:
             d_big, d_small = dist_seconds[name, count], dist_seconds[name, small]
             l_big, l_small = loop_seconds[name, count], loop_seconds[name, small]
-            marginal_dist, marginal_loop = _marginal(d_small, d_big, small, count), _marginal(l_small, l_big, small, count)
+            marginal_dist, marginal_loop = (
+                _marginal(d_small, d_big, small, count),
+                _marginal(l_small, l_big, small, count),
+            )
             entry[name] = {
-                "loop_seconds": l_big, "dist_seconds": d_big,
+                "loop_seconds": l_big,
+                "dist_seconds": d_big,
                 "overhead_percent": 100 * (d_big - l_big) / l_big,  # whole job, this batch size
-                "small_loop_seconds": l_small, "small_dist_seconds": d_small,
+                "small_loop_seconds": l_small,
+                "small_dist_seconds": d_small,
                 "small_overhead_percent": 100 * (d_small - l_small) / l_small,
                 "marginal_ms_per_chunk": {"dist": 1e3 * marginal_dist, "loop": 1e3 * marginal_loop},
                 # what each further chunk adds beyond the loop's cost of it
@@ -508,10 +551,18 @@ def case_overhead(args, ctx):
         out.append(entry)
     # The smallest chunk whose unchecked and checked ntt stay within 10% of the plain loop per chunk
     # (marginal): the evidence for arrays.GPU_CHUNK_MAX (None: no chunk size measured here met it).
-    met = [c["chunk_MiB"] for c in out
-           if max(c["ntt"]["marginal_overhead_percent"], c["ntt_unchecked"]["marginal_overhead_percent"]) <= 10]
-    return {"log_n": args.log_n, "limbs": args.limbs, "target_overhead_percent": {"256": 10, "64": 25},
-            "smallest_chunk_MiB_within_10_percent_marginal": min(met) if met else None, "chunks": out}
+    met = [
+        c["chunk_MiB"]
+        for c in out
+        if max(c["ntt"]["marginal_overhead_percent"], c["ntt_unchecked"]["marginal_overhead_percent"]) <= 10
+    ]
+    return {
+        "log_n": args.log_n,
+        "limbs": args.limbs,
+        "target_overhead_percent": {"256": 10, "64": 25},
+        "smallest_chunk_MiB_within_10_percent_marginal": min(met) if met else None,
+        "chunks": out,
+    }
 
 
 def _timed_host(fn, repeats):
@@ -539,8 +590,9 @@ def case_probe(args, ctx):
     rows = max(1, chunk_bytes // (len(moduli) * n * 8))
     x = _random_chunk((rows, len(moduli), n), tuple(moduli), 7, True)
     bound = cupy.asarray(np.array(moduli, dtype=np.uint64).reshape(-1, 1))
-    reduction = cupy.ReductionKernel("T x, T q", "bool y", "x >= q", "a | b", "y = a", "false",
-                                     "probe_out_of_range", reduce_type="bool")
+    reduction = cupy.ReductionKernel(
+        "T x, T q", "bool y", "x >= q", "a | b", "y = a", "false", "probe_out_of_range", reduce_type="bool"
+    )
     state = plugin.WorkerState()
     result = {"chunk_bytes": int(x.nbytes)}
     for name, fn in {
@@ -571,12 +623,13 @@ def case_probe(args, ctx):
         cupyx.empty_pinned(host.shape, host.dtype)
 
     result["pinned_alloc_fresh_ms"] = 1e3 * _timed_host(fresh, args.repeats)
-    result["pinned_alloc_pooled_ms"] = 1e3 * _timed_host(lambda: cupyx.empty_pinned(host.shape, host.dtype),
-                                                         args.repeats)
+    result["pinned_alloc_pooled_ms"] = 1e3 * _timed_host(
+        lambda: cupyx.empty_pinned(host.shape, host.dtype), args.repeats
+    )
     pinned = cupyx.empty_pinned(host.shape, host.dtype)
     result["is_pinned"] = {"pinned": worker.is_pinned(pinned), "pageable": worker.is_pinned(host)}
     result["is_pinned_us"] = 1e6 * _timed_host(lambda: worker.is_pinned(pinned), 20)
-    del x, pinned
+    x = pinned = None  # released before the next case allocates
     pool.free_all_blocks()
     cupy.get_default_memory_pool().free_all_blocks()
     return result
@@ -595,15 +648,21 @@ def case_scaling(args, ctx):
     out = []
     for k in gpus:
         with gpu_cluster(k, _warm(args)) as client:
-            x = random_batch(client, int(args.device_gib * GIB), chunk_bytes, n, moduli, on_device=True,
-                             chunk_multiple=4)
+            x = random_batch(
+                client, int(args.device_gib * GIB), chunk_bytes, n, moduli, on_device=True, chunk_multiple=4
+            )
             seconds, runs = time_dask(client, lambda: dist.ntt(x, moduli, negacyclic=True), args.repeats)
             out.append({"gpus": k, "seconds": seconds, "runs": runs, "GBps": x.nbytes / seconds / 1e9})
-            del x
+            x = None  # released before the next case allocates
     for entry in out:
         entry["speedup"] = out[0]["seconds"] / entry["seconds"]
-    return {"log_n": args.log_n, "limbs": args.limbs, "chunk_MiB": chunk_mib, "targets": {"2": 1.9, "4": 3.6},
-            "runs": out}
+    return {
+        "log_n": args.log_n,
+        "limbs": args.limbs,
+        "chunk_MiB": chunk_mib,
+        "targets": {"2": 1.9, "4": 3.6},
+        "runs": out,
+    }
 
 
 def _large_input(client, n, q, parts, on_device):
@@ -618,8 +677,9 @@ def _large_input(client, n, q, parts, on_device):
         return _random_chunk((1, 1, size), (q,), seed, on_device).reshape(size)
 
     meta = _meta(on_device).reshape(0)
-    x = da.concatenate([da.from_delayed(dask.delayed(make)(s), (size,), dtype=np.uint64, meta=meta)
-                        for s in range(parts)])
+    x = da.concatenate(
+        [da.from_delayed(dask.delayed(make)(s), (size,), dtype=np.uint64, meta=meta) for s in range(parts)]
+    )
     x = client.persist(x)
     wait(x)
     return x
@@ -641,11 +701,11 @@ def _single_device_reference(n, q, repeats, on_device):
     x = _random_chunk((1, 1, n), (q,), 1, True).reshape(n)
     ms, _ = time_cuda(lambda: hb.ntt(x, q), repeats)
     ref = {"hb_ntt_seconds": ms / 1e3}
-    del x
+    x = None  # released before the next case allocates
     z = cupy.ones(n, dtype=cupy.complex64)
     ms_fft, _ = time_cuda(lambda: cupy.fft.fft(z), repeats)
     ref["cufft_c64_seconds"] = ms_fft / 1e3
-    del z
+    z = None  # released before the next case allocates
     cupy.get_default_memory_pool().free_all_blocks()
     return ref
 
@@ -665,8 +725,11 @@ def case_large(args, ctx):
     for log_n in args.large_log_n:
         out["references"][str(log_n)] = _single_device_reference(1 << log_n, q, args.repeats, on_device)
     for k in worker_counts:
-        cluster = (dist.cluster(device="cpu", n_workers=k, threads_per_worker=1, processes=False, verbose=False)
-                   if args.cpu else gpu_cluster(k))
+        cluster = (
+            dist.cluster(device="cpu", n_workers=k, threads_per_worker=1, processes=False, verbose=False)
+            if args.cpu
+            else gpu_cluster(k)
+        )
         with cluster as client:
             for log_n in args.large_log_n:
                 n = 1 << log_n
@@ -687,12 +750,14 @@ def case_large(args, ctx):
                                 walls.append(elapsed)
                                 stages.append(timings)
                         split = {name: _median([s[name] for s in stages]) for name in stages[0]}
-                        entry.update({
-                            "seconds": _median(walls),
-                            "stage_seconds": split,
-                            "transform_seconds": split["columns"] + split["rows"],
-                            "transpose_seconds": split["distribute"] + split["transpose"] + split["transpose_out"],
-                        })
+                        entry.update(
+                            {
+                                "seconds": _median(walls),
+                                "stage_seconds": split,
+                                "transform_seconds": split["columns"] + split["rows"],
+                                "transpose_seconds": split["distribute"] + split["transpose"] + split["transpose_out"],
+                            }
+                        )
                         ref = out["references"][str(log_n)]["hb_ntt_seconds"]
                         entry["speedup_vs_one_device"] = ref / entry["seconds"]
                     except Exception:
@@ -702,13 +767,20 @@ def case_large(args, ctx):
     return out
 
 
-CASE_FUNCTIONS = {"host_memory": case_host_memory, "copy": case_copy, "probe": case_probe, "host_batch": case_host_batch,
-                  "overhead": case_overhead,
-                  "scaling": case_scaling, "large": case_large}
+CASE_FUNCTIONS = {
+    "host_memory": case_host_memory,
+    "copy": case_copy,
+    "probe": case_probe,
+    "host_batch": case_host_batch,
+    "overhead": case_overhead,
+    "scaling": case_scaling,
+    "large": case_large,
+}
 NEEDS_GPU = {"copy", "probe", "overhead", "scaling"}
 
 
 # -- report ----------------------------------------------------------------------------------------
+
 
 def summary_rows(record):
     """(case, what, numbers) lines for the printed table."""
@@ -723,40 +795,77 @@ def summary_rows(record):
             continue
         r = case["result"]
         if name == "host_memory":
-            rows.append((name, "GB/s copied", f"one thread {r['copy_GBps_one_thread']:.1f}, "
-                                              f"{r['copy_threads']} threads {r['copy_GBps_threads']:.1f}"))
+            rows.append(
+                (
+                    name,
+                    "GB/s copied",
+                    f"one thread {r['copy_GBps_one_thread']:.1f}, "
+                    f"{r['copy_threads']} threads {r['copy_GBps_threads']:.1f}",
+                )
+            )
         elif name == "copy":
-            rows.append((name, "GB/s", f"H2D {r['h2d_GBps']:.1f}, D2H {r['d2h_GBps']:.1f}, round trip "
-                                       f"{r['round_trip_GBps']:.1f}, both ways {r['both_ways_GBps']:.1f}, "
-                                       f"D2D {r['d2d_GBps']:.0f}"))
+            rows.append(
+                (
+                    name,
+                    "GB/s",
+                    f"H2D {r['h2d_GBps']:.1f}, D2H {r['d2h_GBps']:.1f}, round trip "
+                    f"{r['round_trip_GBps']:.1f}, both ways {r['both_ways_GBps']:.1f}, "
+                    f"D2D {r['d2d_GBps']:.0f}",
+                )
+            )
         elif name == "probe":
-            rows.append((name, f"one {r['chunk_bytes'] >> 20} MiB chunk, ms",
-                         f"check: reduction kernel {r['check_reduction_kernel_ms']:.2f}, elementwise flag "
-                         f"{r['check_elementwise_flag_ms']:.2f}, compare+any {r['check_compare_any_ms']:.2f}; ntt "
-                         f"{r['ntt_unchecked_ms']:.2f} (checked {r['ntt_checked_ms']:.2f}); register+unregister "
-                         f"{r['host_register_unregister_ms']:.1f}; pinned alloc fresh {r['pinned_alloc_fresh_ms']:.1f}, "
-                         f"pooled {r['pinned_alloc_pooled_ms']:.3f}"))
+            rows.append(
+                (
+                    name,
+                    f"one {r['chunk_bytes'] >> 20} MiB chunk, ms",
+                    f"check: reduction kernel {r['check_reduction_kernel_ms']:.2f}, elementwise flag "
+                    f"{r['check_elementwise_flag_ms']:.2f}, compare+any {r['check_compare_any_ms']:.2f}; ntt "
+                    f"{r['ntt_unchecked_ms']:.2f} (checked {r['ntt_checked_ms']:.2f}); register+unregister "
+                    f"{r['host_register_unregister_ms']:.1f}; pinned alloc fresh {r['pinned_alloc_fresh_ms']:.1f}, "
+                    f"pooled {r['pinned_alloc_pooled_ms']:.3f}",
+                )
+            )
         elif name == "host_batch":
             for c in r["chunks"]:
-                frac = (f", {100 * c['fraction_of_both_ways']:.0f}% of both ways (target 80%); marginal "
-                        f"{c['marginal_GBps']:.1f} GB/s = {100 * c['marginal_fraction_of_both_ways']:.0f}%"
-                        if "fraction_of_both_ways" in c else f"; marginal {c['marginal_GBps']:.2f} GB/s")
-                rows.append((name, f"chunk {c['chunk_MiB']} MiB {c['input'].split()[0]}, {c['chunks']} chunks",
-                             f"whole job {c['GBps']:.2f} GB/s{frac}"))
+                frac = (
+                    f", {100 * c['fraction_of_both_ways']:.0f}% of both ways (target 80%); marginal "
+                    f"{c['marginal_GBps']:.1f} GB/s = {100 * c['marginal_fraction_of_both_ways']:.0f}%"
+                    if "fraction_of_both_ways" in c
+                    else f"; marginal {c['marginal_GBps']:.2f} GB/s"
+                )
+                rows.append(
+                    (
+                        name,
+                        f"chunk {c['chunk_MiB']} MiB {c['input'].split()[0]}, {c['chunks']} chunks",
+                        f"whole job {c['GBps']:.2f} GB/s{frac}",
+                    )
+                )
         elif name == "overhead":
             for c in r["chunks"]:
-                parts = [f"{job} {c[job]['dist_seconds'] * 1e3:.1f}/{c[job]['loop_seconds'] * 1e3:.1f} ms "
-                         f"({c[job]['overhead_percent']:+.0f}%; marginal {c[job]['marginal_overhead_percent']:+.0f}%, "
-                         f"fixed {c[job]['fixed_ms_per_job']:.1f} ms)"
-                         for job in ("ntt", "ntt_unchecked", "chain", "polymul")]
-                rows.append((name, f"chunk {c['chunk_MiB']} MiB x{c['chunks']} dist/loop",
-                             ", ".join(parts) + f"; no-op graph {c['noop_graph_seconds'] * 1e3:.1f} ms "
-                             f"({c['noop_graph_marginal_ms_per_chunk']:.2f} ms/chunk); one-task round trip "
-                             f"{c['one_task_roundtrip_ms']:.1f} ms"))
+                parts = [
+                    f"{job} {c[job]['dist_seconds'] * 1e3:.1f}/{c[job]['loop_seconds'] * 1e3:.1f} ms "
+                    f"({c[job]['overhead_percent']:+.0f}%; marginal {c[job]['marginal_overhead_percent']:+.0f}%, "
+                    f"fixed {c[job]['fixed_ms_per_job']:.1f} ms)"
+                    for job in ("ntt", "ntt_unchecked", "chain", "polymul")
+                ]
+                rows.append(
+                    (
+                        name,
+                        f"chunk {c['chunk_MiB']} MiB x{c['chunks']} dist/loop",
+                        ", ".join(parts) + f"; no-op graph {c['noop_graph_seconds'] * 1e3:.1f} ms "
+                        f"({c['noop_graph_marginal_ms_per_chunk']:.2f} ms/chunk); one-task round trip "
+                        f"{c['one_task_roundtrip_ms']:.1f} ms",
+                    )
+                )
         elif name == "scaling":
             for c in r["runs"]:
-                rows.append((name, f"{c['gpus']} GPU", f"{c['seconds'] * 1e3:.1f} ms, {c['GBps']:.1f} GB/s, "
-                                                      f"speedup {c['speedup']:.2f}x"))
+                rows.append(
+                    (
+                        name,
+                        f"{c['gpus']} GPU",
+                        f"{c['seconds'] * 1e3:.1f} ms, {c['GBps']:.1f} GB/s, speedup {c['speedup']:.2f}x",
+                    )
+                )
         elif name == "large":
             for log_n, ref in r["references"].items():
                 extra = f", cuFFT c64 {ref['cufft_c64_seconds'] * 1e3:.2f} ms" if "cufft_c64_seconds" in ref else ""
@@ -766,9 +875,15 @@ def summary_rows(record):
                 if "error" in c:
                     rows.append((name, what, "error: " + c["error"].strip().splitlines()[-1][:80]))
                 else:
-                    rows.append((name, what, f"{c['seconds'] * 1e3:.1f} ms (transforms {c['transform_seconds'] * 1e3:.1f}"
-                                             f" ms, transposes {c['transpose_seconds'] * 1e3:.1f} ms), "
-                                             f"{c['speedup_vs_one_device']:.2f}x one device"))
+                    rows.append(
+                        (
+                            name,
+                            what,
+                            f"{c['seconds'] * 1e3:.1f} ms (transforms {c['transform_seconds'] * 1e3:.1f}"
+                            f" ms, transposes {c['transpose_seconds'] * 1e3:.1f} ms), "
+                            f"{c['speedup_vs_one_device']:.2f}x one device",
+                        )
+                    )
     return rows
 
 
@@ -826,8 +941,9 @@ def main(argv=None) -> int:
                 entry["error"] = traceback.format_exc()
             entry["wall_seconds"] = time.perf_counter() - start
         record["cases"].append(entry)
-        print(f"{name}: {'error' if 'error' in entry else 'skipped' if 'skipped' in entry else 'done'}",
-              file=sys.stderr)
+        print(
+            f"{name}: {'error' if 'error' in entry else 'skipped' if 'skipped' in entry else 'done'}", file=sys.stderr
+        )
     record["wall_seconds"] = time.perf_counter() - started
     print_table(record)
     for path in write_json(record, args.out_dir):

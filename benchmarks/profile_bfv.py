@@ -30,8 +30,8 @@ for path in (ROOT, ROOT / "benchmarks"):
 
 import cupy as cp  # noqa: E402
 
-from hebatch.benchmarks.bfv import operation_inputs  # noqa: E402
 from hebatch import bfv  # noqa: E402
+from hebatch.benchmarks.bfv import operation_inputs  # noqa: E402
 from hebatch.bfv import context as context_module  # noqa: E402
 
 
@@ -95,8 +95,13 @@ def profile_steps(ctx, fn, inputs, repeats):
             cp.cuda.Device().synchronize()
             wall = time.perf_counter() - t0
             steps = timer.summary()
-            per_call.append((host_total * 1e6, wall * 1e6,
-                             {k: (sum(h for h, _ in v), sum(g for _, g in v), len(v)) for k, v in steps.items()}))
+            per_call.append(
+                (
+                    host_total * 1e6,
+                    wall * 1e6,
+                    {k: (sum(h for h, _ in v), sum(g for _, g in v), len(v)) for k, v in steps.items()},
+                )
+            )
     finally:
         ctx.ops, context_module._ntt, context_module._intt = ops, ntt, intt
     calls = per_call[1:]  # the first call warms caches
@@ -104,8 +109,15 @@ def profile_steps(ctx, fn, inputs, repeats):
     return dict(
         host_us=statistics.median(c[0] for c in calls),
         wall_us=statistics.median(c[1] for c in calls),
-        steps={k: dict(count=calls[0][2][k][2], host_us=statistics.median(c[2][k][0] for c in calls),
-                       gpu_us=statistics.median(c[2][k][1] for c in calls)) for k in names})
+        steps={
+            k: dict(
+                count=calls[0][2][k][2],
+                host_us=statistics.median(c[2][k][0] for c in calls),
+                gpu_us=statistics.median(c[2][k][1] for c in calls),
+            )
+            for k in names
+        },
+    )
 
 
 def graph_times(params, keys, op, rng, repeats=30):
@@ -133,8 +145,13 @@ def graph_times(params, keys, op, rng, repeats=30):
         end.record()
         end.synchronize()
         launch.append(cp.cuda.get_elapsed_time(start, end) * 1e3)
-    return dict(latency_us=statistics.median(lat), host_us=statistics.median(host),
-                graph_gpu_us=statistics.median(launch), graphs=len(graphs), replays=ctx.graphs.replays)
+    return dict(
+        latency_us=statistics.median(lat),
+        host_us=statistics.median(host),
+        graph_gpu_us=statistics.median(launch),
+        graphs=len(graphs),
+        replays=ctx.graphs.replays,
+    )
 
 
 def main(argv=None):
@@ -148,16 +165,22 @@ def main(argv=None):
     ctx = bfv.Context(params, backend="gpu", graphs=False)  # every launch from Python, to be timed
     keys = ctx.keygen(rotations=[1])
     rng = np.random.default_rng()
-    result = dict(preset=args.preset, op=args.op, device=cp.cuda.runtime.getDeviceProperties(0)["name"].decode(),
-                  limbs=len(params.q))
+    result = dict(
+        preset=args.preset,
+        op=args.op,
+        device=cp.cuda.runtime.getDeviceProperties(0)["name"].decode(),
+        limbs=len(params.q),
+    )
     for batch in (1, args.batch):
         fn, inputs = operation_inputs(ctx, keys, params, batch, rng)[args.op]
         for i in range(3):
             fn(inputs[i % len(inputs)])
         prof = profile_steps(ctx, fn, inputs, args.repeats)
         result[f"batch{batch}"] = prof
-        print(f"\n{args.preset} {args.op} batch {batch}: host {prof['host_us']:.0f} us, "
-              f"wall (to sync) {prof['wall_us']:.0f} us")
+        print(
+            f"\n{args.preset} {args.op} batch {batch}: host {prof['host_us']:.0f} us, "
+            f"wall (to sync) {prof['wall_us']:.0f} us"
+        )
         print(f"{'step':>16} {'calls':>5} {'host us':>9} {'gpu us':>9}")
         for name, s in sorted(prof["steps"].items(), key=lambda kv: -kv[1]["gpu_us"]):
             print(f"{name:>16} {s['count']:5d} {s['host_us']:9.1f} {s['gpu_us']:9.1f}")

@@ -1,5 +1,5 @@
 """One BFV multiply with relinearization on a batch, after a warm-up, for Nsight Compute:
-    ncu --kernel-name regex:rns_ python benchmarks/profile_bfv_kernels.py [preset] [batch]"""
+ncu --kernel-name regex:rns_ python benchmarks/profile_bfv_kernels.py [preset] [batch]"""
 
 import pathlib
 import sys
@@ -7,9 +7,9 @@ import sys
 import numpy as np
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
-import cupy as cp  # noqa: E402
+import cupy as cp
 
-from hebatch import bfv  # noqa: E402
+from hebatch import bfv
 
 preset = sys.argv[1] if len(sys.argv) > 1 else "n16384"
 batch = int(sys.argv[2]) if len(sys.argv) > 2 else 64

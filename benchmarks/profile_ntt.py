@@ -3,18 +3,21 @@
         python benchmarks/profile_ntt.py 12x4096 16x256 24x1
 Each case is LOGNxBATCH, optionally :modulus (q60, goldilocks, babybear) and :radix2."""
 
-import sys
 import pathlib
+import sys
 
 import numpy as np
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
-import cupy as cp  # noqa: E402
+import cupy as cp
 
-import hebatch as hb  # noqa: E402
+import hebatch as hb
 
-MODULI = {"q60": (hb.ntt_primes(60, 2**27, 1)[0], np.uint64), "goldilocks": (hb.GOLDILOCKS, np.uint64),
-          "babybear": (hb.BABYBEAR, np.uint32)}
+MODULI = {
+    "q60": (hb.ntt_primes(60, 2**27, 1)[0], np.uint64),
+    "goldilocks": (hb.GOLDILOCKS, np.uint64),
+    "babybear": (hb.BABYBEAR, np.uint32),
+}
 
 for case in sys.argv[1:]:
     parts = case.split(":")

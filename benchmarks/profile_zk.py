@@ -6,10 +6,10 @@ import pathlib
 import sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
-import cupy as cp  # noqa: E402
+import cupy as cp
 
-import hebatch as hb  # noqa: E402
-from hebatch.field import field_by_name  # noqa: E402
+import hebatch as hb
+from hebatch.field import field_by_name
 
 for case in sys.argv[1:]:
     name, size = case.split(":")

@@ -12,11 +12,11 @@ import sys
 import numpy as np
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
-import cupy as cp  # noqa: E402
+import cupy as cp
 
-import hebatch as hb  # noqa: E402
-from hebatch.backend.gpu import loader as cuda  # noqa: E402
-from hebatch.ntt import recipes  # noqa: E402
+import hebatch as hb
+from hebatch.backend.gpu import loader as cuda
+from hebatch.ntt import recipes
 
 BASE_OPTIONS = cuda.COMPILE_OPTIONS
 from hebatch.ntt.plan import make_plan  # noqa: E402
@@ -32,8 +32,12 @@ SETTINGS = {
     "lanes": [2, 3, 4],
     "small_tile": [11, 12, 13],
 }
-DEFAULT = dict(radix=recipes.RADIX_LOG, multi_tile=recipes.TILE_LOG[8], lanes=recipes.MULTI_PASS_LANES_LOG,
-               small_tile=recipes.SMALL_TILE_LOG)
+DEFAULT = dict(
+    radix=recipes.RADIX_LOG,
+    multi_tile=recipes.TILE_LOG[8],
+    lanes=recipes.MULTI_PASS_LANES_LOG,
+    small_tile=recipes.SMALL_TILE_LOG,
+)
 
 
 KERNEL_VARIANTS = {"default": (), "regs64": ("-DNTT_MAX_REGS=64",), "exact-shoup": ("-DNTT_EXACT_SHOUP=1",)}
@@ -73,8 +77,7 @@ def main():
             inputs = random_inputs(cp, q, shape, dtype, 3)
             for name in KERNEL_VARIANTS:
                 use_kernel_variant(name)
-                ms = time_calls(lambda a: hb.ntt(a, q, negacyclic=True, check=False), inputs, 15,
-                                back_to_back=STREAMED)
+                ms = time_calls(lambda a: hb.ntt(a, q, negacyclic=True, check=False), inputs, 15, back_to_back=STREAMED)
                 results.append(dict(case=case, kernel_variant=name, ms=ms))
                 print(f"{case:>14} kernel {name:>12} {ms:.4f} ms", flush=True)
             del inputs

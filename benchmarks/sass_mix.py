@@ -34,12 +34,40 @@ import tempfile
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 KERNELS = ROOT / "kernels"
 
-CLASSES = ("IMAD", "IADD3", "LOP3", "ISETP", "SEL", "SHF", "LEA", "MOV", "ALU_OTHER", "LDS/STS", "LDG/STG",
-           "BAR", "UNIFORM", "OTHER")
+CLASSES = (
+    "IMAD",
+    "IADD3",
+    "LOP3",
+    "ISETP",
+    "SEL",
+    "SHF",
+    "LEA",
+    "MOV",
+    "ALU_OTHER",
+    "LDS/STS",
+    "LDG/STG",
+    "BAR",
+    "UNIFORM",
+    "OTHER",
+)
 IMAD_PIPE = ("IMAD",)
 ALU_PIPE = ("IADD3", "LOP3", "ISETP", "SEL", "SHF", "LEA", "MOV", "ALU_OTHER")
-ALU_OTHER = {"PRMT", "IMNMX", "P2R", "R2P", "PLOP3", "IABS", "BMSK", "SGXT", "VIADD", "VIMNMX", "FLO", "BREV",
-             "POPC", "CS2R"}
+ALU_OTHER = {
+    "PRMT",
+    "IMNMX",
+    "P2R",
+    "R2P",
+    "PLOP3",
+    "IABS",
+    "BMSK",
+    "SGXT",
+    "VIADD",
+    "VIMNMX",
+    "FLO",
+    "BREV",
+    "POPC",
+    "CS2R",
+}
 
 FIELDS = ("BN254Fr", "BLS12_381Fr", "BLS12_377Fr")
 
@@ -131,8 +159,20 @@ def disassemble(source: pathlib.Path, defines=()) -> dict[str, list[tuple[int, s
         sys.exit("sass_mix needs nvcc and cuobjdump (with nvdisasm) on PATH")
     with tempfile.TemporaryDirectory() as tmp:
         cubin = pathlib.Path(tmp) / "k.cubin"
-        subprocess.run([nvcc, "-std=c++17", "-arch=sm_90", "-cubin", f"-I{KERNELS}", *[f"-D{d}" for d in defines],
-                        "-o", str(cubin), str(source)], check=True)
+        subprocess.run(
+            [
+                nvcc,
+                "-std=c++17",
+                "-arch=sm_90",
+                "-cubin",
+                f"-I{KERNELS}",
+                *[f"-D{d}" for d in defines],
+                "-o",
+                str(cubin),
+                str(source),
+            ],
+            check=True,
+        )
         text = subprocess.run([cuobjdump, "-sass", str(cubin)], check=True, capture_output=True, text=True).stdout
     kernels: dict[str, list] = {}
     current = None
@@ -178,8 +218,7 @@ def demangle(name: str) -> str:
 
 def fmt_row(label: str, c: dict) -> str:
     cells = " ".join(f"{c[k]:>6}" for k in CLASSES)
-    return (f"{label:<44} {cells} | {c['imad_pipe']:>6} {c['alu_pipe']:>6} {c['total']:>6} "
-            f"{c['model_cycles']:>6}")
+    return f"{label:<44} {cells} | {c['imad_pipe']:>6} {c['alu_pipe']:>6} {c['total']:>6} {c['model_cycles']:>6}"
 
 
 def header() -> str:

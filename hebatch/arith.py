@@ -82,7 +82,7 @@ class ModOps:
             self.two64_quot = column([2**64 // m.q for m in moduli])
             self.two64_rem = column([2**64 % m.q for m in moduli])
 
-    def at_depth(self, depth: int) -> "ModOps":
+    def at_depth(self, depth: int) -> ModOps:
         return self if depth == self.depth else ModOps(self.moduli, depth)
 
     # -- additive ----------------------------------------------------------------------------
@@ -143,7 +143,7 @@ class ModOps:
         filled = 1
         while filled < count:
             k = min(filled, count - filled)
-            out[:, filled:filled + k] = ops.mul(out[:, :k], step)
+            out[:, filled : filled + k] = ops.mul(out[:, :k], step)
             step = ops.mul(step, step)
             filled += k
         return out
@@ -162,6 +162,7 @@ def bitrev_indices(log_n: int) -> np.ndarray:
 # ---------------------------------------------------------------------------------------------
 # Tables of one modulus: powers, Shoup companions, two-level power lookups.
 # ---------------------------------------------------------------------------------------------
+
 
 @lru_cache(maxsize=256)
 def modops(q: int) -> ModOps:
@@ -220,6 +221,7 @@ def power_lookup(q: int, zeta: int, log_count: int, scale: int = 1):
 # ---------------------------------------------------------------------------------------------
 # Ring automorphisms x(X) -> x(X^g) of Z_q[X]/(X^n + 1) as gather tables.
 # ---------------------------------------------------------------------------------------------
+
 
 def automorphism_tables(n: int, galois_elt: int, ntt_form: bool):
     """Gather indices (and, on coefficients, negation flags) of x -> x(X^g), as NumPy arrays.

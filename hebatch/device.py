@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import sys
-from functools import lru_cache
+from functools import cache, lru_cache
 
 DEVICES = ("auto", "cpu", "gpu")
 
@@ -45,8 +45,9 @@ def resolve_device(device="auto", name: str = "device") -> str:
     if gpu_available():
         return "gpu"
     if device == "gpu":
-        raise ValueError(f"{name}='gpu' needs CuPy and a CUDA GPU, and none is visible here; "
-                         f"use {name}='cpu' or 'auto'")
+        raise ValueError(
+            f"{name}='gpu' needs CuPy and a CUDA GPU, and none is visible here; use {name}='cpu' or 'auto'"
+        )
     return "cpu"
 
 
@@ -63,7 +64,7 @@ def is_device_array(x) -> bool:
 
 
 def device_of(x, name: str = "x") -> str:
-    """"gpu" for a CuPy array, "cpu" for a NumPy array; TypeError for anything else."""
+    """ "gpu" for a CuPy array, "cpu" for a NumPy array; TypeError for anything else."""
     import numpy as np
 
     if isinstance(x, np.ndarray):
@@ -107,7 +108,7 @@ def gpu_count() -> int:
     return int(cupy.cuda.runtime.getDeviceCount())
 
 
-@lru_cache(maxsize=None)
+@cache
 def device_properties(index: int) -> dict:
     """What launch plans read of GPU `index` (asked once per device): sm_count, threads_per_sm,
     shared_per_block (the opt-in maximum of dynamic shared memory per block), memory_bytes, name."""
@@ -115,10 +116,26 @@ def device_properties(index: int) -> dict:
 
     props = cupy.cuda.runtime.getDeviceProperties(index)
     name = props["name"]
-    return {"sm_count": int(props["multiProcessorCount"]), "threads_per_sm": int(props["maxThreadsPerMultiProcessor"]),
-            "shared_per_block": int(props["sharedMemPerBlockOptin"]), "memory_bytes": int(props["totalGlobalMem"]),
-            "name": name.decode() if isinstance(name, bytes) else str(name)}
+    return {
+        "sm_count": int(props["multiProcessorCount"]),
+        "threads_per_sm": int(props["maxThreadsPerMultiProcessor"]),
+        "shared_per_block": int(props["sharedMemPerBlockOptin"]),
+        "memory_bytes": int(props["totalGlobalMem"]),
+        "name": name.decode() if isinstance(name, bytes) else str(name),
+    }
 
 
-__all__ = ["DEVICES", "array_module", "check_device", "cupy_array_type", "device_memory_bytes", "device_of",
-           "device_properties", "gpu_available", "gpu_count", "is_device_array", "resolve_device", "to_host"]
+__all__ = [
+    "DEVICES",
+    "array_module",
+    "check_device",
+    "cupy_array_type",
+    "device_memory_bytes",
+    "device_of",
+    "device_properties",
+    "gpu_available",
+    "gpu_count",
+    "is_device_array",
+    "resolve_device",
+    "to_host",
+]

@@ -91,9 +91,7 @@ def ntt_primes(bits: int, n: int, count: int) -> list[int]:
             primes.append(q)
         k -= 1
     if len(primes) < count:
-        raise ValueError(
-            f"only {len(primes)} primes below 2**{bits} are 1 mod 2n = {step}; asked for {count}"
-        )
+        raise ValueError(f"only {len(primes)} primes below 2**{bits} are 1 mod 2n = {step}; asked for {count}")
     return primes
 
 
@@ -294,8 +292,10 @@ class PrimeField:
         if self.two_adicity != two_adicity(self.p):
             raise ValueError(f"{self.name}: two_adicity {self.two_adicity} is wrong, p - 1 has 2^{two_adicity(self.p)}")
         if pow(self.generator, (self.p - 1) // 2, self.p) != self.p - 1:  # else no root of order 2^two_adicity
-            raise ValueError(f"{self.name}: generator {self.generator} is a square mod p, so it generates no "
-                             "root of unity of the full two-adic order")
+            raise ValueError(
+                f"{self.name}: generator {self.generator} is a square mod p, so it generates no "
+                "root of unity of the full two-adic order"
+            )
         r = 1 << (LIMB_BITS * self.limbs)
         object.__setattr__(self, "R", r % self.p)
         object.__setattr__(self, "R2", r * r % self.p)
@@ -321,8 +321,9 @@ class PrimeField:
         """generator^((p-1)/n): a primitive n-th root of unity, n a power of two <= 2^two_adicity."""
         n = _check_int(n, "n")
         if not is_power_of_two(n) or n > 1 << self.two_adicity:
-            raise ValueError(f"n must be a power of two <= 2**{self.two_adicity} (the two-adicity of "
-                             f"{self.name}), got {n}")
+            raise ValueError(
+                f"n must be a power of two <= 2**{self.two_adicity} (the two-adicity of {self.name}), got {n}"
+            )
         return _field_root(self.p, self.generator, n)
 
     # -- conversions (host side, Python ints; the backends convert arrays in bulk) ---------------
@@ -349,7 +350,7 @@ class PrimeField:
             raise ValueError(f"arr must have a last axis of {self.limbs} limbs, got shape {a.shape}")
         raw = np.ascontiguousarray(a, dtype="<u8").tobytes()
         width = 8 * self.limbs
-        values = [int.from_bytes(raw[i:i + width], "little") for i in range(0, len(raw), width)]
+        values = [int.from_bytes(raw[i : i + width], "little") for i in range(0, len(raw), width)]
         if a.ndim == 1:
             return values[0]
         out = np.empty(len(values), dtype=object)
@@ -379,16 +380,13 @@ def int_to_limbs(value: int, limbs: int) -> tuple[int, ...]:
     return tuple((value >> (LIMB_BITS * k)) & _LIMB_MASK for k in range(limbs))
 
 
-BN254_FR = PrimeField(
-    "bn254", 21888242871839275222246405745257275088548364400416034343698204186575808495617, 5, 28)
+BN254_FR = PrimeField("bn254", 21888242871839275222246405745257275088548364400416034343698204186575808495617, 5, 28)
 """The scalar field of BN254 (alt_bn128): 254 bits, generator 5, two-adicity 28."""
 
-BLS12_381_FR = PrimeField(
-    "bls12-381", 0x73EDA753299D7D483339D80809A1D80553BDA402FFFE5BFEFFFFFFFF00000001, 7, 32)
+BLS12_381_FR = PrimeField("bls12-381", 0x73EDA753299D7D483339D80809A1D80553BDA402FFFE5BFEFFFFFFFF00000001, 7, 32)
 """The scalar field of BLS12-381: 255 bits, generator 7, two-adicity 32."""
 
-BLS12_377_FR = PrimeField(
-    "bls12-377", 0x12AB655E9A2CA55660B44D1E5C37B00159AA76FED00000010A11800000000001, 22, 47)
+BLS12_377_FR = PrimeField("bls12-377", 0x12AB655E9A2CA55660B44D1E5C37B00159AA76FED00000010A11800000000001, 22, 47)
 """The scalar field of BLS12-377: 253 bits, generator 22, two-adicity 47."""
 
 GOLDILOCKS_FIELD = PrimeField("goldilocks", GOLDILOCKS, 7, 32, limbs=1)

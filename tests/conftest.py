@@ -27,3 +27,14 @@ def xp(request):
 
 def to_host(a):
     return a.get() if hasattr(a, "get") and not isinstance(a, np.ndarray) else np.asarray(a)
+
+
+@pytest.fixture(scope="module")
+def client():
+    """The Dask tests' client, one per module: two single-threaded workers inside this process."""
+    from hebatch import dist
+
+    with dist.cluster(
+        device="cpu", n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0", verbose=False
+    ) as c:
+        yield c

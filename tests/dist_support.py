@@ -1,19 +1,8 @@
-"""Shared pieces of the Dask tests: an in-process cluster, and task functions that leave traces."""
+"""Shared pieces of the Dask tests: task functions that leave traces (the `client` fixture is in conftest)."""
 
 import os
 
 import numpy as np
-import pytest
-
-from hebatch import dist
-
-
-@pytest.fixture(scope="module")
-def client():
-    """Two single-threaded workers inside this process: starts in well under a second."""
-    with dist.cluster(device="cpu", n_workers=2, threads_per_worker=1, processes=False,
-                      dashboard_address=":0", verbose=False) as c:
-        yield c
 
 
 def poison(block, marker, block_info=None):

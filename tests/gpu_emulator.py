@@ -86,7 +86,7 @@ class Arith:
 
 
 def emulate_pass(ln, src, in2, dst, rows, n, limbs, consts, t, arith_kind):
-    a_kind, log_np, log_lanes, log_r, mode, last, tw_mode, post_mode, fuse = ln.template
+    _a_kind, log_np, log_lanes, log_r, mode, last, tw_mode, post_mode, fuse = ln.template
     g = ln.scalars
     NP, LANES, R = 1 << log_np, 1 << log_lanes, 1 << log_r
     LOG_G = log_np - log_r
@@ -212,10 +212,23 @@ def emulate_transform(plan, x3, inverse, in2=None, idx=None):
     tables = plan.gpu_pass_tables(idx, inverse, word_bits)
     launches = plan.gpu_launches(idx, tables, rows, word_bits, fuse=in2 is not None)
     consts = modconst_table(plan, idx)
-    buffers = {"x": x3.reshape(-1).copy(), "out": np.zeros(x3.size, dtype=x3.dtype),
-               "tmp": np.zeros(x3.size, dtype=x3.dtype)}
+    buffers = {
+        "x": x3.reshape(-1).copy(),
+        "out": np.zeros(x3.size, dtype=x3.dtype),
+        "tmp": np.zeros(x3.size, dtype=x3.dtype),
+    }
     flat2 = None if in2 is None else in2.reshape(-1)
     for ln in launches:
-        emulate_pass(ln, buffers[ln.src], flat2, buffers[ln.dst], rows, plan.n, limbs, consts,
-                     tables[ln.pass_index], ln.template[0])
+        emulate_pass(
+            ln,
+            buffers[ln.src],
+            flat2,
+            buffers[ln.dst],
+            rows,
+            plan.n,
+            limbs,
+            consts,
+            tables[ln.pass_index],
+            ln.template[0],
+        )
     return buffers["out"].reshape(x3.shape), launches

@@ -42,9 +42,13 @@ static inline double cospi(double x) { return std::cos(M_PI * x); }
 using std::sqrt; using std::log; using std::fabs;
 """
 
-_CTYPES = {np.dtype(np.int64): ctypes.c_int64, np.dtype(np.uint64): ctypes.c_uint64,
-           np.dtype(np.int32): ctypes.c_int32, np.dtype(np.uint32): ctypes.c_uint32,
-           np.dtype(np.float64): ctypes.c_double}
+_CTYPES = {
+    np.dtype(np.int64): ctypes.c_int64,
+    np.dtype(np.uint64): ctypes.c_uint64,
+    np.dtype(np.int32): ctypes.c_int32,
+    np.dtype(np.uint32): ctypes.c_uint32,
+    np.dtype(np.float64): ctypes.c_double,
+}
 
 
 def compiler() -> str | None:
@@ -68,9 +72,26 @@ def host_library(source: str, headers=(), defines=(), prelude: str = PRELUDE, fl
         (build / "prelude.h").write_text(prelude)
         (build / "kernels.cpp").write_text(source)
         tmp = build / f"kernels.{np.random.default_rng().integers(1 << 30)}.so"
-        subprocess.run([compiler(), "-std=c++17", "-O2", "-fPIC", "-shared", "-include", str(build / "prelude.h"),
-                        *flags, *[f"-D{d}" for d in defines], f"-I{kernel_dir()}", "-o", str(tmp),
-                        str(build / "kernels.cpp")], check=True, capture_output=True, text=True)
+        subprocess.run(
+            [
+                compiler(),
+                "-std=c++17",
+                "-O2",
+                "-fPIC",
+                "-shared",
+                "-include",
+                str(build / "prelude.h"),
+                *flags,
+                *[f"-D{d}" for d in defines],
+                f"-I{kernel_dir()}",
+                "-o",
+                str(tmp),
+                str(build / "kernels.cpp"),
+            ],
+            check=True,
+            capture_output=True,
+            text=True,
+        )
         tmp.replace(lib)
     return ctypes.CDLL(str(lib))
 

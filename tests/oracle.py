@@ -55,7 +55,7 @@ def convolve(a, b, q: int, negacyclic: bool) -> list[int]:
         return int.from_bytes(b"".join(int(c).to_bytes(slot, "little") for c in v), "little")
 
     raw = (pack(a) * pack(b)).to_bytes(slot * 2 * n, "little")
-    full = [int.from_bytes(raw[i * slot:(i + 1) * slot], "little") for i in range(2 * n - 1)]
+    full = [int.from_bytes(raw[i * slot : (i + 1) * slot], "little") for i in range(2 * n - 1)]
     out = full[:n]
     for i in range(n, 2 * n - 1):
         out[i - n] += -full[i] if negacyclic else full[i]

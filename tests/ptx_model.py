@@ -15,7 +15,7 @@ def asm_blocks(text: str) -> list[tuple[list[str], list[str]]]:
         while depth:  # the matching parenthesis
             depth += {"(": 1, ")": -1}.get(text[i], 0)
             i += 1
-        body = text[m.end():i - 1].replace("\\\n", "\n")
+        body = text[m.end() : i - 1].replace("\\\n", "\n")
         template, _, rest = body.partition(":")
         code = "".join(re.findall(r'"((?:[^"\\]|\\.)*)"', template))
         instructions = [s.strip() for s in code.replace("\\n", "").replace("\\t", "").split(";") if s.strip()]
@@ -25,7 +25,7 @@ def asm_blocks(text: str) -> list[tuple[list[str], list[str]]]:
             while depth:
                 depth += {"(": 1, ")": -1}.get(rest[j], 0)
                 j += 1
-            operands.append(rest[expr.end():j - 1].strip())
+            operands.append(rest[expr.end() : j - 1].strip())
         blocks.append((instructions, operands))
     return blocks
 

@@ -13,8 +13,10 @@ import hebatch as hb
 PHILOX_ANSWERS = [  # Philox-4x32-10 known answers (counter c0..c3, key k0 k1 -> output), Salmon et al.
     ((0, 0, 0, 0, 0, 0), (0x6627E8D5, 0xE169C58D, 0xBC57AC4C, 0x9B00DBD8)),
     ((0xFFFFFFFF,) * 6, (0x408F276D, 0x41C83B0E, 0xA20BC7C6, 0x6D5451FD)),
-    ((0x243F6A88, 0x85A308D3, 0x13198A2E, 0x03707344, 0xA4093822, 0x299F31D0),
-     (0xD16CFE09, 0x94FDCCEB, 0x5001E420, 0x24126EA1)),
+    (
+        (0x243F6A88, 0x85A308D3, 0x13198A2E, 0x03707344, 0xA4093822, 0x299F31D0),
+        (0xD16CFE09, 0x94FDCCEB, 0x5001E420, 0x24126EA1),
+    ),
 ]
 
 
@@ -53,7 +55,6 @@ def check_equal(got, want, what):
 
 def check_elementwise(ops, rng, lead, n, moduli, to_host, reference=None):
     """add, sub, mul, mul_add, neg, mul_scalar, with limb-axis and batch broadcasting and edge values."""
-    xp = ops.xp
     a = residues(rng, lead, moduli, n)
     b = residues(rng, lead, moduli, n)
     c = residues(rng, lead, moduli, n)
@@ -88,11 +89,16 @@ def check_elementwise(ops, rng, lead, n, moduli, to_host, reference=None):
 
 def _reference_call(ref, what, a, b, c, b1, c0, scalars, moduli):
     return {
-        "add": lambda: ref.add(a, b, moduli), "sub": lambda: ref.sub(a, b, moduli),
-        "mul": lambda: ref.mul(a, b, moduli), "mul_add": lambda: ref.mul_add(a, b, c, moduli),
-        "neg": lambda: ref.neg(a, moduli), "add limb-broadcast": lambda: ref.add(a, b1, moduli),
-        "sub limb-broadcast first": lambda: ref.sub(b1, a, moduli), "mul limb-broadcast": lambda: ref.mul(b1, a, moduli),
-        "mul_add broadcast": lambda: ref.mul_add(a, b1, c0, moduli), "mul batch-broadcast": lambda: ref.mul(c0, b, moduli),
+        "add": lambda: ref.add(a, b, moduli),
+        "sub": lambda: ref.sub(a, b, moduli),
+        "mul": lambda: ref.mul(a, b, moduli),
+        "mul_add": lambda: ref.mul_add(a, b, c, moduli),
+        "neg": lambda: ref.neg(a, moduli),
+        "add limb-broadcast": lambda: ref.add(a, b1, moduli),
+        "sub limb-broadcast first": lambda: ref.sub(b1, a, moduli),
+        "mul limb-broadcast": lambda: ref.mul(b1, a, moduli),
+        "mul_add broadcast": lambda: ref.mul_add(a, b1, c0, moduli),
+        "mul batch-broadcast": lambda: ref.mul(c0, b, moduli),
         "mul_scalar": lambda: ref.mul_scalar(a, scalars, moduli),
     }[what]()
 
@@ -184,8 +190,7 @@ def check_automorphism(ops, rng, lead, n, moduli, to_host, ntt_reference=True, r
             # the NTT form commutes with the transform: NTT(x(X^g)) = perm(NTT(x))
             X = hb.ntt(x, list(moduli), negacyclic=True)
             got_ntt = to_host(ops.automorphism(ops.asarray(X), g, moduli, ntt_form=True))
-            check_equal(got_ntt, obj(hb.ntt(np.asarray(got), list(moduli), negacyclic=True)),
-                        f"automorphism ntt g={g}")
+            check_equal(got_ntt, obj(hb.ntt(np.asarray(got), list(moduli), negacyclic=True)), f"automorphism ntt g={g}")
         if reference is not None:
             check_equal(got, obj(reference.automorphism(x, g, moduli, False)), f"automorphism coeff g={g} vs cpu")
 
@@ -311,8 +316,11 @@ def check_fused(ops, ref, rng, lead, n, limbs, to_host):
     # tensor on views of a (..., 4, L, n) array
     x = residues(rng, tuple(lead) + (4,), q, n)
     dx = xp.asarray(x)
-    same(ops.tensor(dx[..., :2, :, :], dx[..., 2:, :, :], q), RnsOps.tensor(ref, x[..., :2, :, :], x[..., 2:, :, :], q),
-         "tensor")
+    same(
+        ops.tensor(dx[..., :2, :, :], dx[..., 2:, :, :], q),
+        RnsOps.tensor(ref, x[..., :2, :, :], x[..., 2:, :, :], q),
+        "tensor",
+    )
     # BEHZ
     same(ops.behz_extend(dx, q, bsk, m_tilde), RnsOps.behz_extend(ref, x, q, bsk, m_tilde), "behz_extend")
     d = np.concatenate([residues(rng, tuple(lead) + (3,), q, n), residues(rng, tuple(lead) + (3,), bsk, n)], axis=-2)
@@ -326,5 +334,8 @@ def check_fused(ops, ref, rng, lead, n, limbs, to_host):
     # inner product against the composition
     digits = residues(rng, tuple(lead) + (limbs,), qp, n)
     key = np.stack([np.stack([residues(rng, (), qp, n) for _ in range(2)]) for _ in range(limbs)])
-    same(ops.inner_product(xp.asarray(digits), xp.asarray(key), qp), RnsOps.inner_product(ref, digits, key, qp),
-         "inner_product")
+    same(
+        ops.inner_product(xp.asarray(digits), xp.asarray(key), qp),
+        RnsOps.inner_product(ref, digits, key, qp),
+        "inner_product",
+    )

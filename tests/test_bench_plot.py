@@ -10,8 +10,11 @@ from hebatch.benchmarks.plot import series
 from .cli_support import assert_clean_failure, invoke
 
 RESULTS = pathlib.Path(__file__).resolve().parents[1] / "benchmarks" / "results"
-COMMITTED = {"ntt": "ntt-H100-80GB-HBM3-2026-11-22.json", "zk": "zk-H100-80GB-HBM3-2026-11-23-wide-chains.json",
-             "bfv": "bfv-H100-80GB-HBM3-2026-11-23-graphs.json"}
+COMMITTED = {
+    "ntt": "ntt-H100-80GB-HBM3-2026-11-22.json",
+    "zk": "zk-H100-80GB-HBM3-2026-11-23-wide-chains.json",
+    "bfv": "bfv-H100-80GB-HBM3-2026-11-23-graphs.json",
+}
 
 
 @pytest.mark.parametrize("name", sorted(COMMITTED))
@@ -26,8 +29,15 @@ def test_plot_from_committed_json(name, tmp_path):
 def test_series_has_references_beside_each_case():
     result = json.loads((RESULTS / COMMITTED["ntt"]).read_text())
     _, _, measured, refs = series(result)
-    row = next(r for r in result["results"] if r.get("log_n") == 12 and r.get("batch") == 4096
-               and r.get("direction") == "forward" and r.get("algorithm") == "auto" and r["modulus"] == "q60")
+    row = next(
+        r
+        for r in result["results"]
+        if r.get("log_n") == 12
+        and r.get("batch") == 4096
+        and r.get("direction") == "forward"
+        and r.get("algorithm") == "auto"
+        and r["modulus"] == "q60"
+    )
     assert dict(measured["q60 negacyclic"])[4096 * 4096] == row["ms"]
     copy = dict(refs["device copy, same bytes"])[4096 * 4096]
     assert copy == pytest.approx(2 * 4096 * 4096 * 8 / (row["copy_GBps"] * 1e6))
@@ -35,14 +45,23 @@ def test_series_has_references_beside_each_case():
 
 def test_plot_errors_say_what_to_do(tmp_path):
     pytest.importorskip("matplotlib")
-    assert_clean_failure(invoke("bench", "ntt", "--from-json", str(tmp_path / "none.json"), "--plot",
-                                str(tmp_path / "x.png")), "does not exist", "hebatch bench")
-    assert_clean_failure(invoke("bench", "ntt", "--from-json", str(RESULTS / COMMITTED["zk"]), "--plot",
-                                str(tmp_path / "x.png")), "bench zk --from-json")
-    assert_clean_failure(invoke("bench", "ntt", "--from-json", str(RESULTS / COMMITTED["ntt"]), "--plot",
-                                str(tmp_path / "x.jpg")), ".png")
+    assert_clean_failure(
+        invoke("bench", "ntt", "--from-json", str(tmp_path / "none.json"), "--plot", str(tmp_path / "x.png")),
+        "does not exist",
+        "hebatch bench",
+    )
+    assert_clean_failure(
+        invoke("bench", "ntt", "--from-json", str(RESULTS / COMMITTED["zk"]), "--plot", str(tmp_path / "x.png")),
+        "bench zk --from-json",
+    )
+    assert_clean_failure(
+        invoke("bench", "ntt", "--from-json", str(RESULTS / COMMITTED["ntt"]), "--plot", str(tmp_path / "x.jpg")),
+        ".png",
+    )
     (tmp_path / "other.json").write_text(json.dumps({"results": [{"x": 1}]}))
-    assert_clean_failure(invoke("bench", "ntt", "--from-json", str(tmp_path / "other.json"), "--plot",
-                                str(tmp_path / "x.png")), "hebatch bench ntt|zk|bfv")
+    assert_clean_failure(
+        invoke("bench", "ntt", "--from-json", str(tmp_path / "other.json"), "--plot", str(tmp_path / "x.png")),
+        "hebatch bench ntt|zk|bfv",
+    )
     result = invoke("bench", "ntt", "--from-json", str(RESULTS / COMMITTED["ntt"]))
     assert result.exit_code == 2 and "--plot" in result.output

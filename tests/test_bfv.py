@@ -88,8 +88,11 @@ def test_encrypt_decrypt(small):
 def test_decrypt_is_exact_scale_and_round(small):
     """decrypt == round(t (c0 + c1 s) / q) mod t, computed with Python ints, on noisy ciphertexts."""
     params, ctx, keys = small
-    ct = ctx.multiply(ctx.encrypt(keys.public, ctx.encode(slots(params, (2,)))),
-                      ctx.encrypt(keys.public, ctx.encode(slots(params, (2,)))), keys.relin)
+    ct = ctx.multiply(
+        ctx.encrypt(keys.public, ctx.encode(slots(params, (2,)))),
+        ctx.encrypt(keys.public, ctx.encode(slots(params, (2,)))),
+        keys.relin,
+    )
     phase = ctx.ops.to_host(ctx._phase(keys.secret, ct))
     big_q = math.prod(params.q)
     crt = [(big_q // p) * pow(big_q // p, -1, p) for p in params.q]
@@ -205,8 +208,9 @@ def test_depth_n8192():
     assert depth >= 5
 
 
-@pytest.mark.parametrize("preset", ["n8192", pytest.param("n16384", marks=pytest.mark.slow),
-                                    pytest.param("n32768", marks=pytest.mark.slow)])
+@pytest.mark.parametrize(
+    "preset", ["n8192", pytest.param("n16384", marks=pytest.mark.slow), pytest.param("n32768", marks=pytest.mark.slow)]
+)
 def test_larger_presets(preset):
     params = bfv.Params.preset(preset)
     ctx = bfv.Context(params, backend="cpu")

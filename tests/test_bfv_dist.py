@@ -7,8 +7,6 @@ import pytest
 
 from hebatch import bfv, dist
 
-from .dist_support import client  # noqa: F401 (fixture)
-
 
 def square_plus_rotated(ctx, keys, ct):
     sq = ctx.multiply(ct, ct, keys.relin)
@@ -30,7 +28,7 @@ def values(params, batch):
     return np.random.default_rng(secrets.randbits(64)).integers(0, params.t, (batch, params.n))
 
 
-def test_bfv_map(client, setup):  # noqa: F811
+def test_bfv_map(client, setup):
     params, ctx, keys = setup
     v = values(params, 6)
     ct = ctx.encrypt(keys.public, ctx.encode(v))
@@ -42,12 +40,11 @@ def test_bfv_map(client, setup):  # noqa: F811
     assert np.array_equal(ctx.decode(ctx.decrypt(keys.secret, out)), (v * v + rotated) % params.t)
 
 
-def test_bfv_map_two_inputs(client, setup):  # noqa: F811
+def test_bfv_map_two_inputs(client, setup):
     params, ctx, keys = setup
     v, w = values(params, 4), values(params, 4)
     a, b = (ctx.encrypt(keys.public, ctx.encode(x)) for x in (v, w))
-    Y = dist.bfv_map(multiply_pair, [dist.from_numpy(a.data, chunks=2), b], keys, params, components=3,
-                     backend="cpu")
+    Y = dist.bfv_map(multiply_pair, [dist.from_numpy(a.data, chunks=2), b], keys, params, components=3, backend="cpu")
     out = bfv.Ciphertext(Y.compute(), params.fingerprint, keys.key_id)
     assert out.size == 3
     assert np.array_equal(ctx.decode(ctx.decrypt(keys.secret, out)), v * w % params.t)
@@ -65,7 +62,7 @@ def test_bfv_map_refuses_mixing(setup):
         dist.bfv_map(None, ct, keys, params)
 
 
-def test_bfv_map_from_zarr(client, setup, tmp_path):  # noqa: F811
+def test_bfv_map_from_zarr(client, setup, tmp_path):
     params, ctx, keys = setup
     v = values(params, 4)
     bfv.save_zarr(ctx.encrypt(keys.public, ctx.encode(v)), tmp_path / "ct.zarr", chunk=2)

@@ -39,17 +39,20 @@ def test_custom_params_and_fingerprint():
     assert bfv.Params(n=4096, t=65537, q=list(a.q), special=a.special).fingerprint != a.fingerprint
 
 
-@pytest.mark.parametrize("kwargs,match", [
-    (dict(n=3000, t=65537, q_bits=[36]), "power of two"),
-    (dict(n=2048, t=65537, q_bits=[36]), "power of two from 2\\*\\*12"),
-    (dict(n=4096, t=65536, q_bits=[36]), "t must be a prime"),
-    (dict(n=4096, t=65539, q_bits=[36]), "1 mod 2n"),
-    (dict(n=4096, t=65537, q_bits=[36, 36, 36]), "exceeds 109"),
-    (dict(n=8192, t=65537, q_bits=[60, 60, 60, 40]), "exceeds 218"),
-    (dict(n=4096, t=65537, q_bits=[62]), "q_bits"),
-    (dict(n=4096, t=65537, q=[65537 * 2 + 1]), "prime and 1 mod 2n"),
-    (dict(n=4096, t=65537, q=[]), "at least one prime"),
-])
+@pytest.mark.parametrize(
+    "kwargs,match",
+    [
+        (dict(n=3000, t=65537, q_bits=[36]), "power of two"),
+        (dict(n=2048, t=65537, q_bits=[36]), "power of two from 2\\*\\*12"),
+        (dict(n=4096, t=65536, q_bits=[36]), "t must be a prime"),
+        (dict(n=4096, t=65539, q_bits=[36]), "1 mod 2n"),
+        (dict(n=4096, t=65537, q_bits=[36, 36, 36]), "exceeds 109"),
+        (dict(n=8192, t=65537, q_bits=[60, 60, 60, 40]), "exceeds 218"),
+        (dict(n=4096, t=65537, q_bits=[62]), "q_bits"),
+        (dict(n=4096, t=65537, q=[65537 * 2 + 1]), "prime and 1 mod 2n"),
+        (dict(n=4096, t=65537, q=[]), "at least one prime"),
+    ],
+)
 def test_bad_params_refused(kwargs, match):
     with pytest.raises(ValueError, match=match):
         bfv.Params(**kwargs)
@@ -123,9 +126,13 @@ def test_mixing_parameters_refused(setup):
     other_keys = other.keygen()
     ct = ctx.encrypt(keys.public, ctx.encode(values(params, 1)))
     foreign = other.encrypt(other_keys.public, other.encode(values(other_params, 1) % other_params.t))
-    for call in (lambda: ctx.add(ct, foreign), lambda: ctx.multiply(ct, foreign),
-                 lambda: ctx.decrypt(keys.secret, foreign), lambda: ctx.encrypt(other_keys.public, ctx.encode(values(params, 1))),
-                 lambda: ctx.relinearize(ctx.multiply(ct, ct), other_keys.relin)):
+    for call in (
+        lambda: ctx.add(ct, foreign),
+        lambda: ctx.multiply(ct, foreign),
+        lambda: ctx.decrypt(keys.secret, foreign),
+        lambda: ctx.encrypt(other_keys.public, ctx.encode(values(params, 1))),
+        lambda: ctx.relinearize(ctx.multiply(ct, ct), other_keys.relin),
+    ):
         with pytest.raises(ValueError, match=f"{other_params.fingerprint}.*{params.fingerprint}"):
             call()
 
@@ -136,8 +143,13 @@ def test_mixing_keys_refused(setup):
     a = ctx.encrypt(keys.public, ctx.encode(values(params, 1)))
     b = ctx.encrypt(keys2.public, ctx.encode(values(params, 1)))
     assert keys.key_id != keys2.key_id
-    for call in (lambda: ctx.add(a, b), lambda: ctx.multiply(a, b), lambda: ctx.decrypt(keys2.secret, a),
-                 lambda: ctx.relinearize(ctx.multiply(a, a), keys2.relin), lambda: ctx.rotate(a, 2, keys2.galois)):
+    for call in (
+        lambda: ctx.add(a, b),
+        lambda: ctx.multiply(a, b),
+        lambda: ctx.decrypt(keys2.secret, a),
+        lambda: ctx.relinearize(ctx.multiply(a, a), keys2.relin),
+        lambda: ctx.rotate(a, 2, keys2.galois),
+    ):
         with pytest.raises(ValueError, match=f"{keys.key_id}.*{keys2.key_id}|{keys2.key_id}.*{keys.key_id}"):
             call()
     with pytest.raises(TypeError, match="Ciphertext"):
@@ -161,8 +173,8 @@ def _reframe(blob, edit):
 
     _, _, head_len, _ = objects._PREFIX.unpack_from(blob)
     start = objects._FRAME
-    header = json.loads(blob[start:start + head_len])
-    body = blob[start + head_len:]
+    header = json.loads(blob[start : start + head_len])
+    body = blob[start + head_len :]
     edit(header)
     return objects._frame(header, body)
 
@@ -172,7 +184,7 @@ def test_bytes_damage_refused_naming_the_part(setup):
     blob = ctx.encrypt(keys.public, ctx.encode(values(params, 2))).to_bytes()
     rng = np.random.default_rng(secrets.randbits(64))
     for cut in sorted({1, 7, 30, 60, len(blob) // 2, len(blob) - 1} | {int(rng.integers(1, len(blob)))}):
-        with pytest.raises(ValueError, match="truncated|magic"):
+        with pytest.raises(ValueError, match=r"truncated|magic"):
             bfv.Ciphertext.from_bytes(blob[:cut], params)
     with pytest.raises(ValueError, match="trailing"):
         bfv.Ciphertext.from_bytes(blob + b"\0", params)
@@ -182,7 +194,7 @@ def test_bytes_damage_refused_naming_the_part(setup):
         for bit in (0, int(rng.integers(1, 8))):
             bad = bytearray(blob)
             bad[pos] ^= 1 << bit
-            with pytest.raises(ValueError, match="checksum|magic|version|truncated|trailing"):
+            with pytest.raises(ValueError, match=r"checksum|magic|version|truncated|trailing"):
                 bfv.Ciphertext.from_bytes(bytes(bad), params)
     with pytest.raises(ValueError, match="checksum"):
         bad = bytearray(blob)
@@ -210,11 +222,12 @@ def test_bytes_with_valid_digest_still_checked(setup):
         bfv.Ciphertext.from_bytes(_reframe(blob, lambda h: h.update(fingerprint="0" * 16)), params)
     # an entry >= its limb's modulus
     from hebatch.bfv import objects
+
     _, _, head_len, _ = objects._PREFIX.unpack_from(blob)
     start = objects._FRAME + head_len
     data = np.frombuffer(blob[start:], dtype="<u8").copy().reshape(2, 2, L, n)
     data[1, 0, L - 1, 5] = params.q[L - 1]
-    header = json.loads(blob[objects._FRAME:start])
+    header = json.loads(blob[objects._FRAME : start])
     with pytest.raises(ValueError, match=f"limb {L - 1}"):
         bfv.Ciphertext.from_bytes(objects._frame(header, data.tobytes()), params)
     # a header that is not JSON, with a valid digest
@@ -226,8 +239,12 @@ def test_bytes_with_valid_digest_still_checked(setup):
 
 def test_key_bytes_damage_and_foreign_secret_refused(setup):
     params, ctx, keys = setup
-    for key, cls in [(keys.secret, bfv.SecretKey), (keys.public, bfv.PublicKey), (keys.relin, bfv.RelinKey),
-                     (keys.galois, bfv.GaloisKeys)]:
+    for key, cls in [
+        (keys.secret, bfv.SecretKey),
+        (keys.public, bfv.PublicKey),
+        (keys.relin, bfv.RelinKey),
+        (keys.galois, bfv.GaloisKeys),
+    ]:
         blob = key.to_bytes()
         bad = bytearray(blob)
         bad[len(bad) // 2] ^= 4

@@ -101,7 +101,7 @@ def test_decrypt_is_the_centered_phase_mod_t(setup):
         a = ctx.encrypt(keys.public, ctx.encode(slots(params, (1,))), level=level)
         ct = ctx.multiply(a, a, keys.relin)
         phase = ctx.ops.to_host(ctx._phase(keys.secret, ct))
-        q = params.q[:ct.level + 1]
+        q = params.q[: ct.level + 1]
         big_q = math.prod(q)
         crt = [(big_q // p) * pow(big_q // p, -1, p) for p in q]
         x = sum(phase[0, i].astype(object) * c for i, c in enumerate(crt)) % big_q
@@ -112,7 +112,7 @@ def test_decrypt_is_the_centered_phase_mod_t(setup):
 def centered_phase(ctx, keys, ct):
     """[c0 + c1 s + ...]_Q, centered, of the first item, as Python ints."""
     phase = ctx.ops.to_host(ctx._phase(keys.secret, ct)).reshape(-1, ct.level + 1, ctx.n)[0]
-    q = ctx.q[:ct.level + 1]
+    q = ctx.q[: ct.level + 1]
     big_q = math.prod(q)
     crt = [(big_q // p) * pow(big_q // p, -1, p) for p in q]
     x = sum(phase[i].astype(object) * c for i, c in enumerate(crt)) % big_q
@@ -274,7 +274,7 @@ def test_bad_inputs_are_refused(setup):
         ctx.add(ct, ctx.encrypt(other_keys.public, pt))
     with pytest.raises(ValueError, match="different keys"):
         ctx.multiply(ct, ct, other_keys.relin)
-    with pytest.raises(TypeError, match="bgv.Ciphertext"):
+    with pytest.raises(TypeError, match=r"bgv.Ciphertext"):
         ctx.add(ct, pt)
     bfv_params = bfv.Params.preset("n8192")
     with pytest.raises(ValueError, match="parameters"):
@@ -285,7 +285,7 @@ def test_bad_inputs_are_refused(setup):
         ctx.encode(np.zeros(params.n + 1, dtype=np.int64))
     with pytest.raises(ValueError, match="level must"):
         ctx.encrypt(keys.public, pt, level=params.levels)
-    with pytest.raises(TypeError, match="bgv.Params"):
+    with pytest.raises(TypeError, match=r"bgv.Params"):
         bgv.Context(bfv_params)
     with pytest.raises(ValueError, match="backend"):
         bgv.Context(params, backend="tpu")

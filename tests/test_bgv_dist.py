@@ -8,8 +8,6 @@ import pytest
 from hebatch import bgv, dist
 from hebatch.distributed.bgv import bgv_map
 
-from .dist_support import client  # noqa: F401 (fixture)
-
 
 def square_plus_rotated(ctx, keys, ct):
     sq = ctx.multiply(ct, ct, keys.relin)  # one level down
@@ -31,7 +29,7 @@ def values(params, batch):
     return np.random.default_rng(secrets.randbits(64)).integers(0, params.t, (batch, params.n))
 
 
-def test_bgv_map(client, setup):  # noqa: F811
+def test_bgv_map(client, setup):
     params, ctx, keys = setup
     v = values(params, 4)
     ct = ctx.encrypt(keys.public, ctx.encode(v), level=2)
@@ -43,13 +41,14 @@ def test_bgv_map(client, setup):  # noqa: F811
     assert np.array_equal(ctx.decode(ctx.decrypt(keys.secret, out)), (v * v + rotated) % params.t)
 
 
-def test_bgv_map_two_inputs_at_two_levels(client, setup):  # noqa: F811
+def test_bgv_map_two_inputs_at_two_levels(client, setup):
     params, ctx, keys = setup
     v, w = values(params, 4), values(params, 4)
     a = ctx.encrypt(keys.public, ctx.encode(v))
     b = ctx.encrypt(keys.public, ctx.encode(w), level=2)
-    Y = bgv_map(multiply_pair, [dist.from_numpy(a.data, chunks=2), b], keys, params, components=3, level=1,
-                backend="cpu")
+    Y = bgv_map(
+        multiply_pair, [dist.from_numpy(a.data, chunks=2), b], keys, params, components=3, level=1, backend="cpu"
+    )
     out = bgv.Ciphertext(Y.compute(), params.fingerprint, keys.key_id)
     assert out.size == 3 and out.level == 1
     assert np.array_equal(ctx.decode(ctx.decrypt(keys.secret, out)), v * w % params.t)

@@ -8,9 +8,28 @@ from hebatch.cli import main
 def test_demo_json_cpu(tmp_path):
     """The demo runs the batch job on a local cluster: Zarr in and out, a performance report, exact checks."""
     out = tmp_path / "demo"
-    result = CliRunner().invoke(main, ["demo", "--log-n", "6", "--limbs", "2", "--batch", "6", "--chunk", "2",
-                                       "--device", "cpu", "--threads-only", "--dashboard", "none",
-                                       "--out", str(out), "--json"])
+    result = CliRunner().invoke(
+        main,
+        [
+            "demo",
+            "--log-n",
+            "6",
+            "--limbs",
+            "2",
+            "--batch",
+            "6",
+            "--chunk",
+            "2",
+            "--device",
+            "cpu",
+            "--threads-only",
+            "--dashboard",
+            "none",
+            "--out",
+            str(out),
+            "--json",
+        ],
+    )
     assert result.exit_code == 0, result.output
     summary = json.loads(result.stdout.strip().splitlines()[-1])
     assert summary["shape"] == [6, 2, 64] and summary["rows_wrong"] == 0 and summary["oracle_points_wrong"] == 0

@@ -17,8 +17,11 @@ T = 65537
 @pytest.fixture(scope="module")
 def keys(tmp_path_factory):
     directory = tmp_path_factory.mktemp("keys") / "k"
-    summary = last_json(invoke("bfv", "keygen", "--keys", directory, "--preset", "n4096", "--max-features", 8,
-                               "--device", "cpu", "--json"))
+    summary = last_json(
+        invoke(
+            "bfv", "keygen", "--keys", directory, "--preset", "n4096", "--max-features", 8, "--device", "cpu", "--json"
+        )
+    )
     assert summary["n"] == 4096 and summary["t"] == T
     return directory
 
@@ -32,8 +35,22 @@ def test_key_files(keys):
 
 def _encrypt(tmp_path, keys, values):
     np.save(tmp_path / "records.npy", values)
-    summary = last_json(invoke("bfv", "encrypt", tmp_path / "records.npy", tmp_path / "records.ct.zarr", "--keys",
-                               keys, "--chunk", 2, "--device", "cpu", *FAST_CLUSTER, "--json"))
+    summary = last_json(
+        invoke(
+            "bfv",
+            "encrypt",
+            tmp_path / "records.npy",
+            tmp_path / "records.ct.zarr",
+            "--keys",
+            keys,
+            "--chunk",
+            2,
+            "--device",
+            "cpu",
+            *FAST_CLUSTER,
+            "--json",
+        )
+    )
     assert summary["records"] == len(values) and summary["chunks_written"] == (len(values) + 1) // 2
     return tmp_path / "records.ct.zarr"
 
@@ -41,11 +58,38 @@ def _encrypt(tmp_path, keys, values):
 def test_encrypt_eval_decrypt_elementwise(tmp_path, keys):
     values = np.random.default_rng().integers(0, T, size=(3, 5))
     cts = _encrypt(tmp_path, keys, values)
-    summary = last_json(invoke("bfv", "eval", cts, tmp_path / "out.ct.zarr", "--keys", keys, "--poly", "2x^2+5",
-                               "--add-const", 7, "--device", "cpu", *FAST_CLUSTER, "--json"))
+    summary = last_json(
+        invoke(
+            "bfv",
+            "eval",
+            cts,
+            tmp_path / "out.ct.zarr",
+            "--keys",
+            keys,
+            "--poly",
+            "2x^2+5",
+            "--add-const",
+            7,
+            "--device",
+            "cpu",
+            *FAST_CLUSTER,
+            "--json",
+        )
+    )
     assert summary["steps"] == ["poly 2x^2 + 5", "add-const 7"]
-    summary = last_json(invoke("bfv", "decrypt", tmp_path / "out.ct.zarr", tmp_path / "out.npy", "--keys", keys,
-                               "--device", "cpu", "--json"))
+    summary = last_json(
+        invoke(
+            "bfv",
+            "decrypt",
+            tmp_path / "out.ct.zarr",
+            tmp_path / "out.npy",
+            "--keys",
+            keys,
+            "--device",
+            "cpu",
+            "--json",
+        )
+    )
     assert summary["min_noise_budget_bits"] > 0
     expected = [[(2 * int(v) ** 2 + 5 + 7) % T for v in row] for row in values]
     assert np.load(tmp_path / "out.npy").tolist() == expected
@@ -56,10 +100,28 @@ def test_encrypted_dot_products(tmp_path, keys):
     weights = np.random.default_rng().integers(0, 100, size=6)
     np.savetxt(tmp_path / "w.txt", weights[None], fmt="%d")
     cts = _encrypt(tmp_path, keys, values)
-    assert invoke("bfv", "eval", cts, tmp_path / "dots.ct.zarr", "--keys", keys, "--dot-with", tmp_path / "w.txt",
-                  "--device", "cpu", *FAST_CLUSTER).exit_code == 0
-    assert invoke("bfv", "decrypt", tmp_path / "dots.ct.zarr", tmp_path / "dots.zarr", "--keys", keys,
-                  "--device", "cpu").exit_code == 0
+    assert (
+        invoke(
+            "bfv",
+            "eval",
+            cts,
+            tmp_path / "dots.ct.zarr",
+            "--keys",
+            keys,
+            "--dot-with",
+            tmp_path / "w.txt",
+            "--device",
+            "cpu",
+            *FAST_CLUSTER,
+        ).exit_code
+        == 0
+    )
+    assert (
+        invoke(
+            "bfv", "decrypt", tmp_path / "dots.ct.zarr", tmp_path / "dots.zarr", "--keys", keys, "--device", "cpu"
+        ).exit_code
+        == 0
+    )
     got = zarr.open_group(str(tmp_path / "dots.zarr"), mode="r")["data"][:]
     assert got[:, 0].tolist() == [sum(int(a) * int(b) for a, b in zip(row, weights)) % T for row in values]
 
@@ -67,8 +129,19 @@ def test_encrypted_dot_products(tmp_path, keys):
 def test_eval_resumes(tmp_path, keys):
     values = np.random.default_rng().integers(0, T, size=(4, 2))
     cts = _encrypt(tmp_path, keys, values)
-    args = ("bfv", "eval", cts, tmp_path / "sq.ct.zarr", "--keys", keys, "--square", "--device", "cpu",
-            *FAST_CLUSTER, "--json")
+    args = (
+        "bfv",
+        "eval",
+        cts,
+        tmp_path / "sq.ct.zarr",
+        "--keys",
+        keys,
+        "--square",
+        "--device",
+        "cpu",
+        *FAST_CLUSTER,
+        "--json",
+    )
     assert last_json(invoke(*args))["chunks_written"] == 2
     group = zarr.open_group(str(tmp_path / "sq.ct.zarr"), mode="r+")
     group["data_done"][1] = 0
@@ -79,8 +152,23 @@ def test_eval_resumes(tmp_path, keys):
 
 
 def test_demo_json():
-    summary = last_json(invoke("bfv", "demo", "--records", 2, "--features", 3, "--chunk", 1, "--square",
-                               "--device", "cpu", *FAST_CLUSTER, "--json"))
+    summary = last_json(
+        invoke(
+            "bfv",
+            "demo",
+            "--records",
+            2,
+            "--features",
+            3,
+            "--chunk",
+            1,
+            "--square",
+            "--device",
+            "cpu",
+            *FAST_CLUSTER,
+            "--json",
+        )
+    )
     assert summary["records_wrong"] == 0 and summary["chunks_evaluated"] == 2
 
 

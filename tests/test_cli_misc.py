@@ -5,15 +5,35 @@ import pathlib
 
 import pytest
 
-from hebatch.device import gpu_available
 from hebatch.cli import main
+from hebatch.device import gpu_available
 
 from .cli_support import assert_clean_failure, invoke, last_json
 
-COMMANDS = [["demo"], ["ntt"], ["zk-ntt"], ["bfv"], ["bfv", "keygen"], ["bfv", "encrypt"], ["bfv", "eval"],
-            ["bfv", "decrypt"], ["bfv", "demo"], ["bench"], ["bench", "bfv"], ["bench", "zk"], ["bench", "ntt"],
-            ["bench", "dist"], ["bench", "zk-cpu"], ["cluster"],
-            ["info"], ["run"], ["workflow"], ["workflow", "run"], ["workflow", "list"], ["workflow", "show"]]
+COMMANDS = [
+    ["demo"],
+    ["ntt"],
+    ["zk-ntt"],
+    ["bfv"],
+    ["bfv", "keygen"],
+    ["bfv", "encrypt"],
+    ["bfv", "eval"],
+    ["bfv", "decrypt"],
+    ["bfv", "demo"],
+    ["bench"],
+    ["bench", "bfv"],
+    ["bench", "zk"],
+    ["bench", "ntt"],
+    ["bench", "dist"],
+    ["bench", "zk-cpu"],
+    ["cluster"],
+    ["info"],
+    ["run"],
+    ["workflow"],
+    ["workflow", "run"],
+    ["workflow", "list"],
+    ["workflow", "show"],
+]
 
 
 @pytest.mark.parametrize("command", COMMANDS, ids=" ".join)
@@ -51,9 +71,14 @@ def test_bench_without_gpu_says_so():
 
 
 @pytest.mark.skipif(gpu_available(), reason="checks the messages shown without a GPU")
-@pytest.mark.parametrize("command", [["zk-ntt", "--log-n", "8", "--device", "gpu"],
-                                     ["demo", "--log-n", "6", "--device", "gpu"],
-                                     ["bfv", "keygen", "--keys", "k", "--device", "gpu"]])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["zk-ntt", "--log-n", "8", "--device", "gpu"],
+        ["demo", "--log-n", "6", "--device", "gpu"],
+        ["bfv", "keygen", "--keys", "k", "--device", "gpu"],
+    ],
+)
 def test_missing_gpu_is_one_line(command, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert_clean_failure(invoke(*command), "GPU")
@@ -64,8 +89,20 @@ def test_ntt_on_missing_gpu(tmp_path):
     import numpy as np
 
     np.save(tmp_path / "in.npy", np.zeros((2, 16), dtype=np.uint64))
-    assert_clean_failure(invoke("ntt", tmp_path / "in.npy", tmp_path / "out.npy", "-q", "goldilocks", "--device", "gpu",
-                                "--dashboard", "none"), "gpu")
+    assert_clean_failure(
+        invoke(
+            "ntt",
+            tmp_path / "in.npy",
+            tmp_path / "out.npy",
+            "-q",
+            "goldilocks",
+            "--device",
+            "gpu",
+            "--dashboard",
+            "none",
+        ),
+        "gpu",
+    )
 
 
 def test_bench_dist_missing_script(monkeypatch, tmp_path):
@@ -81,8 +118,9 @@ def test_bench_dist_missing_script(monkeypatch, tmp_path):
 def test_bench_zk_cpu_writes_where_pointed(tmp_path, monkeypatch):
     """bench zk-cpu runs the shipped module from any directory and writes its JSON into --out only."""
     monkeypatch.chdir(tmp_path)
-    payload = last_json(invoke("bench", "zk-cpu", "--quick", "--json", "--out", tmp_path / "res", "--log-n", "6", "7",
-                               "--repeats", "1"))
+    payload = last_json(
+        invoke("bench", "zk-cpu", "--quick", "--json", "--out", tmp_path / "res", "--log-n", "6", "7", "--repeats", "1")
+    )
     [written] = payload["files"]
     assert pathlib.Path(written).parent == (tmp_path / "res").resolve() and pathlib.Path(written).is_file()
     record = payload["results"][0]

@@ -20,8 +20,19 @@ def _random(rng, shape, moduli):
 def test_npy_to_npy_goldilocks_with_report(tmp_path):
     x = _random(np.random.default_rng(), (12, 64), hb.GOLDILOCKS)
     np.save(tmp_path / "in.npy", x)
-    result = invoke("ntt", tmp_path / "in.npy", tmp_path / "out.npy", "--modulus", "goldilocks", "--chunk", 5,
-                    *FAST_CLUSTER, "--report", tmp_path / "report.html", "--json")
+    result = invoke(
+        "ntt",
+        tmp_path / "in.npy",
+        tmp_path / "out.npy",
+        "--modulus",
+        "goldilocks",
+        "--chunk",
+        5,
+        *FAST_CLUSTER,
+        "--report",
+        tmp_path / "report.html",
+        "--json",
+    )
     summary = last_json(result)
     assert "Dask Performance Report" in (tmp_path / "report.html").read_text()
     assert summary["elements"] == x.size and summary["chunks_total"] == 3
@@ -32,8 +43,18 @@ def test_rns_negacyclic_inverse_to_zarr_and_table(tmp_path):
     moduli = hb.ntt_primes(50, 128, 3)
     x = _random(np.random.default_rng(), (10, 3, 128), moduli)
     np.save(tmp_path / "in.npy", x)
-    result = invoke("ntt", tmp_path / "in.npy", tmp_path / "out.zarr", "-q", ",".join(map(str, moduli)),
-                    "--negacyclic", "--inverse", "--chunk", 4, *FAST_CLUSTER)
+    result = invoke(
+        "ntt",
+        tmp_path / "in.npy",
+        tmp_path / "out.zarr",
+        "-q",
+        ",".join(map(str, moduli)),
+        "--negacyclic",
+        "--inverse",
+        "--chunk",
+        4,
+        *FAST_CLUSTER,
+    )
     assert result.exit_code == 0, result.output
     assert "throughput_GBps" in result.stdout and "chunks_written" in result.stdout
     got = zarr.open_group(str(tmp_path / "out.zarr"), mode="r")["data"][:]
@@ -66,13 +87,19 @@ def test_zarr_input_babybear_uint32(tmp_path):
     assert np.array_equal(np.load(tmp_path / "out.npy"), hb.ntt(x, hb.BABYBEAR))
 
 
-@pytest.mark.parametrize("args, words", [
-    (("missing.npy", "out.npy", "-q", "goldilocks"), ["IN", "does not exist"]),
-    (("in.npy", "out.csv", "-q", "goldilocks"), ["OUT", ".zarr or .npy"]),
-    (("in.npy", "out.npy", "-q", "17"), ["modulus"]),
-    (("in.npy", "out.npy", "-q", "goldilocks,babybear,17"), ["modulus"]),
-    (("in.npy", "out.npy", "-q", "goldilocks", "--scheduler", "tcp://127.0.0.1:1", "--workers", "2"), ["--workers"]),
-])
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (("missing.npy", "out.npy", "-q", "goldilocks"), ["IN", "does not exist"]),
+        (("in.npy", "out.csv", "-q", "goldilocks"), ["OUT", ".zarr or .npy"]),
+        (("in.npy", "out.npy", "-q", "17"), ["modulus"]),
+        (("in.npy", "out.npy", "-q", "goldilocks,babybear,17"), ["modulus"]),
+        (
+            ("in.npy", "out.npy", "-q", "goldilocks", "--scheduler", "tcp://127.0.0.1:1", "--workers", "2"),
+            ["--workers"],
+        ),
+    ],
+)
 def test_bad_input_one_line(tmp_path, monkeypatch, args, words):
     monkeypatch.chdir(tmp_path)
     np.save(tmp_path / "in.npy", np.zeros((2, 64), dtype=np.uint64))
@@ -113,8 +140,20 @@ def test_runs_on_a_given_scheduler(tmp_path):
     x = _random(np.random.default_rng(), (6, 32), hb.GOLDILOCKS)
     np.save(tmp_path / "in.npy", x)
     with LocalCluster(n_workers=1, processes=False, dashboard_address=None) as running:
-        summary = last_json(invoke("ntt", tmp_path / "in.npy", tmp_path / "out.zarr", "-q", "goldilocks", "--chunk", 2,
-                                   "--scheduler", running.scheduler_address, "--json"))
+        summary = last_json(
+            invoke(
+                "ntt",
+                tmp_path / "in.npy",
+                tmp_path / "out.zarr",
+                "-q",
+                "goldilocks",
+                "--chunk",
+                2,
+                "--scheduler",
+                running.scheduler_address,
+                "--json",
+            )
+        )
     assert summary["workers"] == 1 and summary["chunks_written"] == 3
     assert np.array_equal(zarr.open_group(str(tmp_path / "out.zarr"), mode="r")["data"][:], hb.ntt(x, hb.GOLDILOCKS))
 

@@ -71,13 +71,16 @@ def test_horner_matches_naive_sum():
     assert horner(coefficients, z, q) == sum(c * z**j for j, c in enumerate(coefficients)) % q
 
 
-@pytest.mark.parametrize("args, words", [
-    (("--field", "fooField"), ["--field"]),
-    (("--field", "91"), ["prime"]),
-    (("--field", "97", "--log-n", "10"), ["root of unity"]),
-    (("--field", "babybear", "--log-n", "28", "--workers", "1", "--scheduler", "tcp://127.0.0.1:1"), []),
-    (("--log-n", "10", "--coset", "--workers", "2"), ["--coset"]),
-])
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (("--field", "fooField"), ["--field"]),
+        (("--field", "91"), ["prime"]),
+        (("--field", "97", "--log-n", "10"), ["root of unity"]),
+        (("--field", "babybear", "--log-n", "28", "--workers", "1", "--scheduler", "tcp://127.0.0.1:1"), []),
+        (("--log-n", "10", "--coset", "--workers", "2"), ["--coset"]),
+    ],
+)
 def test_bad_input(args, words):
     assert_clean_failure(invoke("zk-ntt", *args), *words)
 

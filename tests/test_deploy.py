@@ -52,6 +52,7 @@ def _documents():
 
 # --- layout -------------------------------------------------------------------------------------
 
+
 def test_every_part_has_a_readme_and_the_index_links_them():
     index = (DEPLOY / "README.md").read_text()
     for part in ("docker", "slurm", "kubernetes", "local", "wheelhouse"):
@@ -67,11 +68,16 @@ def test_shell_scripts_parse_and_are_executable(script):
 
 def test_there_are_shell_scripts_to_check():
     names = {p.name for p in SHELL_SCRIPTS}
-    assert {"start-local-gpu-cluster.sh", "stop-local-gpu-cluster.sh", "build-wheelhouse.sh",
-            "install-offline.sh"} <= names
+    assert {
+        "start-local-gpu-cluster.sh",
+        "stop-local-gpu-cluster.sh",
+        "build-wheelhouse.sh",
+        "install-offline.sh",
+    } <= names
 
 
 # --- Kubernetes -----------------------------------------------------------------------------------
+
 
 def _check_gpu_worker(spec: dict, where: str):
     assert spec["replicas"] >= 1, where
@@ -130,7 +136,7 @@ def test_manifests_parse_and_define_a_gpu_dask_cluster_and_job():
             job = doc["spec"]["job"]["spec"]
             (runner,) = job["containers"]
             line = runner["command"] + runner["args"]
-            assert line[line.index("hebatch"):][:2] == ["hebatch", "ntt"], line
+            assert line[line.index("hebatch") :][:2] == ["hebatch", "ntt"], line
             assert runner["args"][runner["args"].index("--scheduler") + 1] == "$(DASK_SCHEDULER_ADDRESS)"
             int(runner["args"][runner["args"].index("--modulus") + 1])
             _check_claims(job, claims, name)
@@ -143,8 +149,7 @@ def test_manifests_parse_and_define_a_gpu_dask_cluster_and_job():
 
 def test_manifest_images_match_the_package_version():
     version = _pyproject()["version"]
-    images = {c["image"] for _, doc in _documents() if doc["kind"].startswith("Dask")
-              for c in _containers(doc)}
+    images = {c["image"] for _, doc in _documents() if doc["kind"].startswith("Dask") for c in _containers(doc)}
     assert images and all(image.endswith(f"/hebatch:{version}") for image in images), images
 
 
@@ -159,18 +164,34 @@ def _containers(doc):
 
 # --- SLURM job script template ---------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def render():
     return _load("hebatch_deploy_render", DEPLOY / "slurm" / "render.py")
 
 
 def _random_values(rng):
-    q = [int(v) for v in rng.choice([1152921504606584833, 1152921504598720513, 998244353], size=rng.integers(1, 3),
-                                    replace=False)]
-    return dict(input=f"/scratch/in {rng.integers(1000)}.zarr", output="/scratch/out.zarr", modulus=q,
-                venv="/shared/venv", nodes=int(rng.integers(1, 9)), gpus_per_node=int(rng.integers(1, 9)),
-                cpus_per_gpu=16, threads=int(rng.integers(1, 9)), walltime="02:30:00", partition="gpu",
-                account="proj", extra_directives=["--constraint=h100"], negacyclic=bool(rng.integers(2)))
+    q = [
+        int(v)
+        for v in rng.choice(
+            [1152921504606584833, 1152921504598720513, 998244353], size=rng.integers(1, 3), replace=False
+        )
+    ]
+    return dict(
+        input=f"/scratch/in {rng.integers(1000)}.zarr",
+        output="/scratch/out.zarr",
+        modulus=q,
+        venv="/shared/venv",
+        nodes=int(rng.integers(1, 9)),
+        gpus_per_node=int(rng.integers(1, 9)),
+        cpus_per_gpu=16,
+        threads=int(rng.integers(1, 9)),
+        walltime="02:30:00",
+        partition="gpu",
+        account="proj",
+        extra_directives=["--constraint=h100"],
+        negacyclic=bool(rng.integers(2)),
+    )
 
 
 def test_sbatch_template_renders_every_placeholder(render):
@@ -182,9 +203,16 @@ def test_sbatch_template_renders_every_placeholder(render):
     lines = script.splitlines()
     assert lines[0] == "#!/bin/bash"
     directives = [line for line in lines if line.startswith("#SBATCH ")]
-    for expected in (f"--nodes={values['nodes']}", f"--ntasks-per-node={values['gpus_per_node']}",
-                     "--gpus-per-task=1", "--cpus-per-task=16", "--time=02:30:00", "--partition=gpu",
-                     "--account=proj", "--constraint=h100"):
+    for expected in (
+        f"--nodes={values['nodes']}",
+        f"--ntasks-per-node={values['gpus_per_node']}",
+        "--gpus-per-task=1",
+        "--cpus-per-task=16",
+        "--time=02:30:00",
+        "--partition=gpu",
+        "--account=proj",
+        "--constraint=h100",
+    ):
         assert f"#SBATCH {expected}" in directives, expected
     # every #SBATCH line comes before the first command, or sbatch ignores it
     first_command = next(i for i, line in enumerate(lines) if line and not line.startswith("#"))
@@ -192,8 +220,10 @@ def test_sbatch_template_renders_every_placeholder(render):
     assert "dask scheduler --scheduler-file" in script
     srun = next(line for line in lines if line.startswith("srun "))
     assert "--gpus-per-task=1" in srun and f"--ntasks-per-node={values['gpus_per_node']}" in srun
-    assert f"dask cuda worker --scheduler-file \"$SCHEDULER_FILE\" --nthreads {values['threads']} --resources GPU=1" \
+    assert (
+        f'dask cuda worker --scheduler-file "$SCHEDULER_FILE" --nthreads {values["threads"]} --resources GPU=1'
         in script
+    )
     assert f"WORKERS=$(( SLURM_JOB_NUM_NODES * {values['gpus_per_node']} ))" in script
     (client,) = [line for line in lines if line.startswith("hebatch ntt ")]
     words = shlex.split(client)
@@ -216,24 +246,44 @@ def test_rendered_sbatch_script_is_valid_bash(render, tmp_path):
 
 def test_render_cli_writes_the_script(render, tmp_path):
     out = tmp_path / "job.sbatch"
-    assert render.main(["--input", "in.zarr", "--output", "out.zarr", "--modulus", "998244353,7340033",
-                        "--venv", "/v", "--nodes", "3", "-o", str(out)]) == 0
+    assert (
+        render.main(
+            [
+                "--input",
+                "in.zarr",
+                "--output",
+                "out.zarr",
+                "--modulus",
+                "998244353,7340033",
+                "--venv",
+                "/v",
+                "--nodes",
+                "3",
+                "-o",
+                str(out),
+            ]
+        )
+        == 0
+    )
     text = out.read_text()
     assert "#SBATCH --nodes=3" in text and "--modulus 998244353,7340033" in text
 
 
-@pytest.mark.parametrize("bad, message", [
-    ({"nodes": 0}, "nodes must be a positive int"),
-    ({"gpus_per_node": 1.5}, "gpus_per_node must be a positive int"),
-    ({"walltime": "soon"}, "walltime"),
-    ({"modulus": [1]}, "modulus"),
-    ({"input": None}, "missing values: input"),
-    ({"threads": 32, "cpus_per_gpu": 8}, "threads"),
-    ({"extra_directives": ["rm -rf /"]}, "extra_directives"),
-    ({"job_name": "a b"}, "job_name"),
-    ({"log_dir": "my logs"}, "log_dir"),
-    ({"colour": "red"}, "unknown values: colour"),
-])
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        ({"nodes": 0}, "nodes must be a positive int"),
+        ({"gpus_per_node": 1.5}, "gpus_per_node must be a positive int"),
+        ({"walltime": "soon"}, "walltime"),
+        ({"modulus": [1]}, "modulus"),
+        ({"input": None}, "missing values: input"),
+        ({"threads": 32, "cpus_per_gpu": 8}, "threads"),
+        ({"extra_directives": ["rm -rf /"]}, "extra_directives"),
+        ({"job_name": "a b"}, "job_name"),
+        ({"log_dir": "my logs"}, "log_dir"),
+        ({"colour": "red"}, "unknown values: colour"),
+    ],
+)
 def test_render_rejects_bad_values_by_name(render, bad, message):
     values = {**_random_values(np.random.default_rng()), **bad}
     with pytest.raises(ValueError, match=message):
@@ -248,6 +298,7 @@ def test_template_placeholders_are_exactly_the_rendered_fields(render):
 
 # --- SLURM through dask-jobqueue -------------------------------------------------------------------
 
+
 @pytest.fixture
 def slurm(monkeypatch):
     return _load("hebatch_deploy_slurm", DEPLOY / "slurm" / "hebatch_slurm.py")
@@ -261,8 +312,14 @@ def test_slurm_script_imports_without_dask_jobqueue_and_names_it_when_needed(slu
 
 
 def test_slurm_cluster_options_are_one_gpu_dask_cuda_workers(slurm):
-    options = slurm.cluster_options(queue="gpu", account="proj", cpus_per_gpu=12, threads=4, interface="ib0",
-                                    job_extra_directives=["--constraint=h100"])
+    options = slurm.cluster_options(
+        queue="gpu",
+        account="proj",
+        cpus_per_gpu=12,
+        threads=4,
+        interface="ib0",
+        job_extra_directives=["--constraint=h100"],
+    )
     assert options["job_extra_directives"] == ["--gpus-per-task=1", "--constraint=h100"]
     assert options["worker_command"] == "dask_cuda.cli"
     assert options["worker_extra_args"] == ["--resources", "GPU=1"]
@@ -317,8 +374,15 @@ def test_slurm_run_ntt_on_a_running_scheduler(slurm, tmp_path):
     x = np.stack([rng.integers(0, q, size=(6, n), dtype=np.uint64) for q in moduli], axis=1)
     dist.to_zarr(dist.from_numpy(x, chunks=2), str(tmp_path / "in.zarr"))
     with LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=":0") as cluster:
-        written = slurm.run_ntt(cluster.scheduler_address, str(tmp_path / "in.zarr"), str(tmp_path / "out.zarr"),
-                                moduli, negacyclic=True, workers=1, wait_timeout=30)
+        written = slurm.run_ntt(
+            cluster.scheduler_address,
+            str(tmp_path / "in.zarr"),
+            str(tmp_path / "out.zarr"),
+            moduli,
+            negacyclic=True,
+            workers=1,
+            wait_timeout=30,
+        )
     assert written >= 1 and dist.zarr_status(str(tmp_path / "out.zarr")) == (written, written)
     got = dist.from_zarr(str(tmp_path / "out.zarr")).compute()
     assert np.array_equal(got, hb.ntt(x, moduli, negacyclic=True))
@@ -326,10 +390,16 @@ def test_slurm_run_ntt_on_a_running_scheduler(slurm, tmp_path):
 
 # --- wheelhouse ------------------------------------------------------------------------------------
 
+
 def _wheelhouse(*args, **kw):
     env = {**os.environ, "PYTHON": sys.executable}
-    return subprocess.run(["bash", str(DEPLOY / "wheelhouse" / "build-wheelhouse.sh"), *args], env=env,
-                          capture_output=True, text=True, **kw)
+    return subprocess.run(
+        ["bash", str(DEPLOY / "wheelhouse" / "build-wheelhouse.sh"), *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        **kw,
+    )
 
 
 def test_wheelhouse_list_is_exactly_runtime_plus_gpu_dependencies():
@@ -355,8 +425,12 @@ def test_wheelhouse_requirements_follow_pyproject(tmp_path):
     deps = [f"pkg{i}>={rng.integers(1, 9)}" for i in range(rng.integers(1, 5))]
     gpu = [f"gpupkg{i}" for i in range(rng.integers(1, 4))]
     (tmp_path / "pyproject.toml").write_text(
-        "[project]\nname='x'\nversion='1'\ndependencies=" + repr(deps) +
-        "\n[project.optional-dependencies]\ngpu=" + repr(gpu + deps[:1]) + "\n")
+        "[project]\nname='x'\nversion='1'\ndependencies="
+        + repr(deps)
+        + "\n[project.optional-dependencies]\ngpu="
+        + repr(gpu + deps[:1])
+        + "\n"
+    )
     assert req.requirements(tmp_path / "pyproject.toml") == deps + gpu  # repeats dropped
     with pytest.raises(ValueError, match="extra 'nope'"):
         req.requirements(tmp_path / "pyproject.toml", extras=("nope",))
@@ -369,8 +443,12 @@ def test_wheelhouse_dry_run_downloads_binary_wheels_for_the_target(tmp_path):
     assert not out.exists(), "--dry-run must not create or download anything"
     lines = result.stdout.splitlines()
     (download,) = [line for line in lines if " download " in line and "--requirement" in line]
-    for part in ("--only-binary=:all:", "--python-version 3.12", "--platform manylinux_2_28_aarch64",
-                 f"--requirement {out}/requirements-gpu.txt"):
+    for part in (
+        "--only-binary=:all:",
+        "--python-version 3.12",
+        "--platform manylinux_2_28_aarch64",
+        f"--requirement {out}/requirements-gpu.txt",
+    ):
         assert part in download, part
     assert any(" wheel --no-deps --wheel-dir " in line and line.endswith(str(ROOT)) for line in lines)
 
@@ -382,18 +460,30 @@ def test_wheelhouse_rejects_bad_arguments(tmp_path):
 
 
 def test_install_offline_never_uses_an_index(tmp_path):
-    result = subprocess.run(["bash", str(DEPLOY / "wheelhouse" / "install-offline.sh"), str(tmp_path), "--venv",
-                             str(tmp_path / "venv"), "--dry-run"], capture_output=True, text=True)
+    result = subprocess.run(
+        [
+            "bash",
+            str(DEPLOY / "wheelhouse" / "install-offline.sh"),
+            str(tmp_path),
+            "--venv",
+            str(tmp_path / "venv"),
+            "--dry-run",
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert result.returncode == 0, result.stderr
     installs = [line for line in result.stdout.splitlines() if " pip install " in line]
     assert installs and all("--no-index" in line and f"--find-links {tmp_path}" in line for line in installs)
     assert any(line.endswith("hebatch\\[gpu\\]") for line in installs)
-    missing = subprocess.run(["bash", str(DEPLOY / "wheelhouse" / "install-offline.sh"), str(tmp_path)],
-                             capture_output=True, text=True)
+    missing = subprocess.run(
+        ["bash", str(DEPLOY / "wheelhouse" / "install-offline.sh"), str(tmp_path)], capture_output=True, text=True
+    )
     assert missing.returncode == 2 and "hebatch-*.whl" in missing.stderr
 
 
 # --- local cluster ---------------------------------------------------------------------------------
+
 
 def _fake_nvidia_smi(tmp_path, count):
     bin_dir = tmp_path / "bin"
@@ -409,8 +499,12 @@ def test_local_cluster_plans_one_worker_per_gpu(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "CUDA_VISIBLE_DEVICES"}
     env["PATH"] = f"{_fake_nvidia_smi(tmp_path, count)}:{env['PATH']}"
     env["HEBATCH_RUN_DIR"] = str(tmp_path / "run")
-    result = subprocess.run(["bash", str(DEPLOY / "local" / "start-local-gpu-cluster.sh"), "--dry-run"], env=env,
-                            capture_output=True, text=True)
+    result = subprocess.run(
+        ["bash", str(DEPLOY / "local" / "start-local-gpu-cluster.sh"), "--dry-run"],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert result.returncode == 0, result.stderr
     workers = [line for line in result.stdout.splitlines() if line.startswith("+ [worker-")]
     assert len(workers) == count
@@ -425,8 +519,12 @@ def test_local_cluster_plans_one_worker_per_gpu(tmp_path):
 def test_local_cluster_without_gpu_fails_with_a_reason(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "CUDA_VISIBLE_DEVICES"}
     env["PATH"] = f"{_fake_nvidia_smi(tmp_path, 0)}:/usr/bin:/bin"
-    result = subprocess.run(["bash", str(DEPLOY / "local" / "start-local-gpu-cluster.sh"), "--dry-run"], env=env,
-                            capture_output=True, text=True)
+    result = subprocess.run(
+        ["bash", str(DEPLOY / "local" / "start-local-gpu-cluster.sh"), "--dry-run"],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert result.returncode == 1 and "no GPU" in result.stderr
 
 
@@ -443,19 +541,30 @@ def test_local_stop_script_stops_what_start_recorded(tmp_path):
     run = tmp_path / "run"
     run.mkdir()
     # Not children of this process (as with the start script's nohup'ed processes), so they are reaped.
-    pids = [int(subprocess.run(["bash", "-c", "sleep 60 > /dev/null 2>&1 & echo $!"], capture_output=True,
-                               text=True, check=True).stdout) for _ in range(2)]
+    pids = [
+        int(
+            subprocess.run(
+                ["bash", "-c", "sleep 60 > /dev/null 2>&1 & echo $!"], capture_output=True, text=True, check=True
+            ).stdout
+        )
+        for _ in range(2)
+    ]
     (run / "worker-0.pid").write_text(str(pids[0]))
     (run / "scheduler.pid").write_text(str(pids[1]))
-    result = subprocess.run(["bash", str(DEPLOY / "local" / "stop-local-gpu-cluster.sh")],
-                            env={**os.environ, "HEBATCH_RUN_DIR": str(run)}, capture_output=True, text=True,
-                            timeout=30)
+    result = subprocess.run(
+        ["bash", str(DEPLOY / "local" / "stop-local-gpu-cluster.sh")],
+        env={**os.environ, "HEBATCH_RUN_DIR": str(run)},
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert result.returncode == 0, result.stderr
     assert not any(_running(pid) for pid in pids)
     assert not list(run.glob("*.pid"))
 
 
 # --- Docker ----------------------------------------------------------------------------------------
+
 
 def _dockerfile_instructions():
     text = (DEPLOY / "docker" / "Dockerfile").read_text().replace("\\\n", " ")
@@ -482,8 +591,9 @@ def test_dockerignore_keeps_what_the_image_is_built_from():
     rules = [line for line in (ROOT / ".dockerignore").read_text().splitlines() if line and not line.startswith("#")]
     assert rules[0] == "*"
     kept = {line[1:].rstrip("/") for line in rules if line.startswith("!")}
-    copied = {s.rstrip("/") for line in _dockerfile_instructions() if line.startswith("COPY ")
-              for s in line.split()[1:-1]}
+    copied = {
+        s.rstrip("/") for line in _dockerfile_instructions() if line.startswith("COPY ") for s in line.split()[1:-1]
+    }
     assert copied <= kept, f"the Dockerfile copies {copied - kept}, which .dockerignore leaves out"
     # what the wheel build needs (pyproject's readme and the force-included kernels)
     assert {"pyproject.toml", "README.md", "hebatch", "kernels"} <= kept

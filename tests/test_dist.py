@@ -13,7 +13,7 @@ import hebatch as hb
 from hebatch import dist
 from hebatch.distributed import worker
 
-from .dist_support import client, fail_once, poison, residues  # noqa: F401  (client is a fixture)
+from .dist_support import fail_once, poison, residues
 
 Q = hb.ntt_primes(60, 2**12, 3)
 Q31 = hb.ntt_primes(31, 2**12, 1)[0]
@@ -29,8 +29,9 @@ def test_batch_rns_equals_hb_ntt(client, negacyclic, inverse, chunks):
     assert np.array_equal(dist.run(y), hb.ntt(x, Q, negacyclic=negacyclic, inverse=inverse))
 
 
-@pytest.mark.parametrize("q,dtype", [(Q[0], np.uint64), (hb.GOLDILOCKS, np.uint64), (hb.BABYBEAR, np.uint32),
-                                     (Q31, np.uint32)])
+@pytest.mark.parametrize(
+    "q,dtype", [(Q[0], np.uint64), (hb.GOLDILOCKS, np.uint64), (hb.BABYBEAR, np.uint32), (Q31, np.uint32)]
+)
 @pytest.mark.parametrize("algorithm", ["radix2", "4step"])
 def test_batch_single_modulus_and_dtypes(client, q, dtype, algorithm):
     x = residues(q, (3, 5, 512), dtype)  # two batch axes, no limb axis
@@ -93,18 +94,21 @@ def _hb_message(call):
     return info.type, str(info.value)
 
 
-@pytest.mark.parametrize("shape,dtype,modulus,kwargs", [
-    ((4, 12), np.uint64, Q[0], {}),
-    ((4, 16), np.int64, Q[0], {}),
-    ((4, 16), np.uint64, Q[0] + 2, {}),
-    ((4, 32), np.uint64, 97, {"negacyclic": True}),
-    ((4, 64), np.uint64, 97, {}),
-    ((4, 3, 16), np.uint64, Q[:2], {}),
-    ((4, 16), np.uint64, Q[0], {"root": 2}),
-    ((4, 16), np.uint64, Q[0], {"algorithm": "fft"}),
-    ((4, 16), np.uint64, Q[0], {"inverse": "yes"}),
-    ((4, 16), np.uint32, Q[0], {}),
-])
+@pytest.mark.parametrize(
+    "shape,dtype,modulus,kwargs",
+    [
+        ((4, 12), np.uint64, Q[0], {}),
+        ((4, 16), np.int64, Q[0], {}),
+        ((4, 16), np.uint64, Q[0] + 2, {}),
+        ((4, 32), np.uint64, 97, {"negacyclic": True}),
+        ((4, 64), np.uint64, 97, {}),
+        ((4, 3, 16), np.uint64, Q[:2], {}),
+        ((4, 16), np.uint64, Q[0], {"root": 2}),
+        ((4, 16), np.uint64, Q[0], {"algorithm": "fft"}),
+        ((4, 16), np.uint64, Q[0], {"inverse": "yes"}),
+        ((4, 16), np.uint32, Q[0], {}),
+    ],
+)
 def test_bad_input_rejected_before_submission_with_hb_messages(client, tmp_path, shape, dtype, modulus, kwargs):
     marker = str(tmp_path / "ran")
     x = da.zeros(shape, dtype=dtype, chunks=(2,) + shape[1:])
@@ -229,37 +233,39 @@ def test_cluster_with_address_and_environment(monkeypatch, capsys):
         with dist.cluster(verbose=False) as c:
             assert c.scheduler.address == started.scheduler_address
         assert started.scheduler_info["workers"]  # connecting and closing the client left the cluster up
-        with pytest.raises(ValueError, match="n_workers only apply to a cluster started here"):
-            with dist.cluster(n_workers=2):
-                pass
-
-
-@pytest.mark.parametrize("kwargs,error,match", [
-    ({"device": "tpu"}, ValueError, "device"),
-    ({"n_workers": 0}, ValueError, "n_workers"),
-    ({"threads_per_worker": 1.5}, ValueError, "threads_per_worker"),
-    ({"protocol": "udp"}, ValueError, "protocol"),
-    ({"enable_nvlink": True}, ValueError, "enable_nvlink=True needs protocol"),
-    ({"enable_nvlink": "yes"}, TypeError, "enable_nvlink"),
-])
-def test_cluster_options_validated(kwargs, error, match):
-    with pytest.raises(error, match=match):
-        with dist.cluster(**kwargs):
+        with (
+            pytest.raises(ValueError, match="n_workers only apply to a cluster started here"),
+            dist.cluster(n_workers=2),
+        ):
             pass
+
+
+@pytest.mark.parametrize(
+    "kwargs,error,match",
+    [
+        ({"device": "tpu"}, ValueError, "device"),
+        ({"n_workers": 0}, ValueError, "n_workers"),
+        ({"threads_per_worker": 1.5}, ValueError, "threads_per_worker"),
+        ({"protocol": "udp"}, ValueError, "protocol"),
+        ({"enable_nvlink": True}, ValueError, "enable_nvlink=True needs protocol"),
+        ({"enable_nvlink": "yes"}, TypeError, "enable_nvlink"),
+    ],
+)
+def test_cluster_options_validated(kwargs, error, match):
+    with pytest.raises(error, match=match), dist.cluster(**kwargs):
+        pass
 
 
 @pytest.mark.skipif(worker.worker_has_gpu(), reason="checks the CPU-only fallback")
 def test_cluster_gpu_requested_without_gpu():
-    with pytest.raises(RuntimeError, match="no CUDA GPU"):
-        with dist.cluster(device="gpu"):
-            pass
+    with pytest.raises(RuntimeError, match="no CUDA GPU"), dist.cluster(device="gpu"):
+        pass
 
 
 def test_real_worker_processes():
     """Tasks, errors and the 4-step transform with workers in their own processes (pickling, caches)."""
     q = hb.ntt_primes(60, 2**16, 1)[0]
-    with dist.cluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
-                      verbose=False) as c:
+    with dist.cluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0", verbose=False) as c:
         assert len(c.scheduler_info(n_workers=-1)["workers"]) == 2
         x = np.stack([residues(p, (10, 2**9)) for p in Q], axis=1)
         y = dist.run(dist.ntt(dist.from_numpy(x, chunks=3), Q, negacyclic=True))
@@ -307,7 +313,6 @@ def test_gpu_staged_copies_in_many_slices(monkeypatch):
         bad = x.copy()
         bad[40, 0, 0] = Q[0]
         worker.on_worker(lambda v: hb.ntt(v, Q), bad, device="gpu")
-
 
 
 def test_gpu_cluster_refuses_more_workers_than_gpus():

@@ -13,7 +13,7 @@ from hebatch.field import default_root
 from hebatch.ntt import blocks
 
 from .conftest import to_host
-from .dist_support import client, residues  # noqa: F401  (client is a fixture)
+from .dist_support import residues
 from .oracle import spot_check_ntt
 
 Q = hb.ntt_primes(60, 2**20, 1)[0]
@@ -22,8 +22,10 @@ KINDS = [(False, False), (False, True), (True, False), (True, True)]  # (negacyc
 
 # -- the twiddle primitive and the block steps (no Dask) ----------------------------------------
 
-@pytest.mark.parametrize("q", [hb.ntt_primes(30, 2**10, 1)[0], hb.ntt_primes(62, 2**10, 1)[0], hb.GOLDILOCKS,
-                               hb.BABYBEAR])
+
+@pytest.mark.parametrize(
+    "q", [hb.ntt_primes(30, 2**10, 1)[0], hb.ntt_primes(62, 2**10, 1)[0], hb.GOLDILOCKS, hb.BABYBEAR]
+)
 def test_twiddle_grid_against_python_ints(xp, q):
     rng = random.Random()
     for rows, cols in [(1, 1), (3, 5), (7, 64), (16, 17), (2, 1000), (33, 2)]:
@@ -32,8 +34,10 @@ def test_twiddle_grid_against_python_ints(xp, q):
         row0, col0 = rng.randrange(2**40), rng.randrange(2**70)  # exponents far beyond 2^64
         row_step, col_step = rng.randrange(3), rng.randrange(1, 4)
         y = blocks.twiddle_grid(xp.asarray(x), q, root, row0, col0, row_step, col_step)
-        want = [[int(x[i, j]) * pow(root, (row0 + row_step * i) * (col0 + col_step * j), q) % q
-                 for j in range(cols)] for i in range(rows)]
+        want = [
+            [int(x[i, j]) * pow(root, (row0 + row_step * i) * (col0 + col_step * j), q) % q for j in range(cols)]
+            for i in range(rows)
+        ]
         assert to_host(y).tolist() == want
 
 
@@ -65,11 +69,13 @@ def test_block_steps_compose_to_hb_ntt(xp, q, negacyclic, inverse):
     """Column blocks, a transpose and row blocks give hb.ntt, for several splits and block counts."""
     for n, split, parts in [(16, (4, 4), 3), (32, (2, 16), 2), (1024, None, 5), (2**12, (128, 32), 4)]:
         x = xp.asarray(residues(q, n))
-        spec = blocks.four_step_spec(n, q, default_root(q, n, negacyclic), negacyclic=negacyclic, inverse=inverse,
-                                     split=split)
+        spec = blocks.four_step_spec(
+            n, q, default_root(q, n, negacyclic), negacyclic=negacyclic, inverse=inverse, split=split
+        )
         a = x.reshape(spec.n1, spec.n2)
-        y = xp.concatenate([blocks.column_block(a[:, lo:hi], spec, lo)
-                            for lo, hi in dist.large.split_bounds(spec.n2, parts)])
+        y = xp.concatenate(
+            [blocks.column_block(a[:, lo:hi], spec, lo) for lo, hi in dist.large.split_bounds(spec.n2, parts)]
+        )
         z = xp.ascontiguousarray(y.T)
         d = xp.concatenate([blocks.row_block(z[lo:hi], spec) for lo, hi in dist.large.split_bounds(spec.n1, 2)])
         got = to_host(d.T.reshape(-1))
@@ -85,6 +91,7 @@ def test_four_step_spec_rejects_bad_split():
 
 # -- ntt_large on a CPU cluster -------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("negacyclic,inverse", KINDS)
 @pytest.mark.parametrize("transpose", ["tasks", "direct"])
 def test_ntt_large_2_16_both_transposes(client, negacyclic, inverse, transpose):
@@ -92,8 +99,7 @@ def test_ntt_large_2_16_both_transposes(client, negacyclic, inverse, transpose):
     want = hb.ntt(x, Q, negacyclic=negacyclic, inverse=inverse)
     got = dist.ntt_large(x, Q, workers=2, negacyclic=negacyclic, inverse=inverse, transpose=transpose)
     assert isinstance(got, np.ndarray) and got.dtype == np.uint64 and np.array_equal(got, want)
-    spread = dist.ntt_large(x, Q, workers=2, negacyclic=negacyclic, inverse=inverse, transpose=transpose,
-                            gather=False)
+    spread = dist.ntt_large(x, Q, workers=2, negacyclic=negacyclic, inverse=inverse, transpose=transpose, gather=False)
     assert isinstance(spread, da.Array) and len(spread.chunks[0]) == 2
     assert np.array_equal(spread.compute(), want)
 
@@ -105,9 +111,10 @@ def test_ntt_large_against_definition(client):
         spot_check_ntt(x.tolist(), y.tolist(), Q, default_root(Q, 2**16, negacyclic), negacyclic)
 
 
-@pytest.mark.parametrize("log_n,negacyclic,inverse,transpose", [
-    (18, True, False, "direct"), (18, False, True, "tasks"),
-    (20, False, False, "tasks"), (20, True, True, "direct")])
+@pytest.mark.parametrize(
+    "log_n,negacyclic,inverse,transpose",
+    [(18, True, False, "direct"), (18, False, True, "tasks"), (20, False, False, "tasks"), (20, True, True, "direct")],
+)
 def test_ntt_large_up_to_2_20(client, log_n, negacyclic, inverse, transpose):
     x = residues(Q, 2**log_n)
     got = dist.ntt_large(x, Q, workers=2, negacyclic=negacyclic, inverse=inverse, transpose=transpose)

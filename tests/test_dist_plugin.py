@@ -24,8 +24,9 @@ def _task_state_id():
 
 
 def test_every_worker_owns_its_state():
-    with dist.cluster(device="cpu", n_workers=2, threads_per_worker=2, processes=False, dashboard_address=":0",
-                      verbose=False) as client:
+    with dist.cluster(
+        device="cpu", n_workers=2, threads_per_worker=2, processes=False, dashboard_address=":0", verbose=False
+    ) as client:
         reports = client.run(plugin.worker_report)
         assert len(reports) == 2
         for report in reports.values():
@@ -62,22 +63,26 @@ def test_calls_wait_for_workers_and_say_so_when_none_come():
 
 def test_cluster_waits_for_its_workers_before_handing_over():
     # processes=True: workers start in their own processes and register later than the client
-    with dist.cluster(device="cpu", n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
-                      verbose=False) as client:
+    with dist.cluster(
+        device="cpu", n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0", verbose=False
+    ) as client:
         assert len(client.scheduler_info(n_workers=-1)["workers"]) == 2
         assert all(r["plugin"] for r in client.run(plugin.worker_report).values())
 
 
 def test_cluster_arguments_checked_before_start():
-    with pytest.raises(ValueError, match="warm must be a list"):
-        with dist.cluster(device="cpu", warm=[(10,)], verbose=False):
-            pass
-    with pytest.raises(ValueError, match="log2 n must be 1..28"):
-        with dist.cluster(device="cpu", warm=[(40, Q, True)], verbose=False):
-            pass
-    with pytest.raises(ValueError, match="worker_timeout"):
-        with dist.cluster(device="cpu", worker_timeout=0, verbose=False):
-            pass
+    with (
+        pytest.raises(ValueError, match="warm must be a list"),
+        dist.cluster(device="cpu", warm=[(10,)], verbose=False),
+    ):
+        pass
+    with (
+        pytest.raises(ValueError, match=r"log2 n must be 1..28"),
+        dist.cluster(device="cpu", warm=[(40, Q, True)], verbose=False),
+    ):
+        pass
+    with pytest.raises(ValueError, match="worker_timeout"), dist.cluster(device="cpu", worker_timeout=0, verbose=False):
+        pass
 
 
 def test_phases_are_no_ops_on_cpu():
@@ -94,9 +99,8 @@ def test_task_times_sum_the_phases_when_asked(monkeypatch):
     for _ in range(3):
         with state.phase("transform"):
             pass
-    with pytest.raises(RuntimeError):
-        with state.phase("copy in"):
-            raise RuntimeError("a failing phase is timed too")
+    with pytest.raises(RuntimeError), state.phase("copy in"):
+        raise RuntimeError("a failing phase is timed too")
     times = state.task_times(reset=True)
     assert times["transform"][1] == 3 and times["copy in"][1] == 1
     assert all(seconds >= 0 for seconds, _ in times.values())
@@ -126,8 +130,9 @@ def test_profiler_setting_is_restored(monkeypatch):
 def test_gpu_plugin_warms_kernels_and_cupy_allocates_from_the_rmm_pool():
     pytest.importorskip("rmm")
     q = hb.ntt_primes(60, 2**12, 2)
-    with dist.cluster(device="gpu", rmm_pool_size="2GB", warm=[(12, q, True)], dashboard_address=":0",
-                      verbose=False) as client:
+    with dist.cluster(
+        device="gpu", rmm_pool_size="2GB", warm=[(12, q, True)], dashboard_address=":0", verbose=False
+    ) as client:
         x = np.stack([residues(p, (64, 2**12)) for p in q], axis=1)
         y = dist.to_device(dist.from_numpy(x, chunks=16)).persist()
         got = dist.run(dist.to_host(dist.intt(dist.ntt(y, q, negacyclic=True), q, negacyclic=True)))

@@ -7,6 +7,7 @@ in the GPU tests.
 
 import sys
 import types
+from typing import ClassVar
 
 import numpy as np
 import pytest
@@ -27,8 +28,8 @@ class _DeviceArray(np.ndarray):
         assert stream is _Model.current, "copies go on the task's stream"
         start = host.ctypes.data
         assert start in getattr(_Model, "pinned", ()) or any(
-            p <= start and start + host.nbytes <= p + n for p, n in _Model.registered.items()), \
-            "uploads read registered or pinned host memory"
+            p <= start and start + host.nbytes <= p + n for p, n in _Model.registered.items()
+        ), "uploads read registered or pinned host memory"
         self[...] = host  # kernels later in the stream see it
 
     def get(self, stream=None):
@@ -44,10 +45,10 @@ class _Model:
     """Copies stay pending until a stream or event is synchronised, as on a GPU: reading a result too
     early, or changing host memory that a pending copy still reads, shows up as wrong data."""
 
-    pending = []
+    pending: ClassVar[list] = []
     current = None
-    registered = {}
-    log = []  # "fn" (a transform queued), "wait" (the host waited for the GPU)
+    registered: ClassVar[dict] = {}
+    log: ClassVar[list] = []  # "fn" (a transform queued), "wait" (the host waited for the GPU)
 
     @classmethod
     def flush(cls):
@@ -120,10 +121,12 @@ def _model():
     cupy.asarray = lambda a: np.asarray(a).view(_DeviceArray)
     cupy.bool_ = np.bool_
     cupy.stack = lambda arrays: np.stack(arrays).view(_DeviceArray)
-    cupy.cuda = types.SimpleNamespace(Stream=Stream, Device=lambda: types.SimpleNamespace(id=0),
-                                      get_current_stream=lambda: _Model.current or Stream(),
-                                      runtime=types.SimpleNamespace(hostRegister=host_register,
-                                                                    hostUnregister=host_unregister))
+    cupy.cuda = types.SimpleNamespace(
+        Stream=Stream,
+        Device=lambda: types.SimpleNamespace(id=0),
+        get_current_stream=lambda: _Model.current or Stream(),
+        runtime=types.SimpleNamespace(hostRegister=host_register, hostUnregister=host_unregister),
+    )
     cupyx = types.ModuleType("cupyx")
     cupyx.empty_pinned = empty_pinned
     return cupy, cupyx
@@ -144,12 +147,14 @@ def model_gpu(monkeypatch):
 
 def _on_model_device(fn):
     """fn on 'device' arrays, checking that it only ever sees them inside the task's stream."""
+
     def run(*arrays):
         cupy = sys.modules["cupy"]
         assert _Model.current is not None
         _Model.log.append("fn")
         assert all(isinstance(a, cupy.ndarray) for a in arrays)
         return fn(*[np.asarray(a) for a in arrays]).view(cupy.ndarray)
+
     return run
 
 
@@ -193,7 +198,7 @@ def test_cpu_paths_and_errors_with_context():
     def custom(v):
         raise Custom(7)
 
-    with pytest.raises(Custom, match="^code 7$"):  # subclasses pass through unchanged
+    with pytest.raises(Custom, match=r"^code 7$"):  # subclasses pass through unchanged
         worker.run_task(custom, x, device="cpu", where="my task")
     assert worker.describe_block("label", None) == "label"
     with pytest.raises(ValueError, match="device"):

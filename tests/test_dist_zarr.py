@@ -10,7 +10,7 @@ import zarr
 import hebatch as hb
 from hebatch import dist
 
-from .dist_support import client, fail_once, logged_chunks, residues  # noqa: F401  (client is a fixture)
+from .dist_support import fail_once, logged_chunks, residues
 
 Q = hb.ntt_primes(60, 2**10, 2)
 

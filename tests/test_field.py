@@ -35,23 +35,42 @@ def test_is_prime_matches_trial_division():
         assert field.is_prime(m) == trial_division_prime(m), m
 
 
-@pytest.mark.parametrize("composite", [
-    561, 1105, 2047, 3215031751, 25326001, 3825123056546413051,  # Carmichael / strong pseudoprimes
-    318665857834031151167461,  # strong pseudoprime to the first 12 prime bases
-    (2**61 - 1) * (2**31 - 1), hb.GOLDILOCKS * hb.BABYBEAR,
-])
+@pytest.mark.parametrize(
+    "composite",
+    [
+        561,
+        1105,
+        2047,
+        3215031751,
+        25326001,
+        3825123056546413051,  # Carmichael / strong pseudoprimes
+        318665857834031151167461,  # strong pseudoprime to the first 12 prime bases
+        (2**61 - 1) * (2**31 - 1),
+        hb.GOLDILOCKS * hb.BABYBEAR,
+    ],
+)
 def test_is_prime_rejects_pseudoprimes(composite):
     assert not field.is_prime(composite)
 
 
-@pytest.mark.parametrize("prime", [2**61 - 1, 2**31 - 1, hb.GOLDILOCKS, hb.BABYBEAR, 2**127 - 1,
-                                   0x73EDA753299D7D483339D80809A1D80553BDA402FFFE5BFEFFFFFFFF00000001])
+@pytest.mark.parametrize(
+    "prime",
+    [
+        2**61 - 1,
+        2**31 - 1,
+        hb.GOLDILOCKS,
+        hb.BABYBEAR,
+        2**127 - 1,
+        0x73EDA753299D7D483339D80809A1D80553BDA402FFFE5BFEFFFFFFFF00000001,
+    ],
+)
 def test_is_prime_accepts_primes(prime):
     assert field.is_prime(prime)
 
 
-@pytest.mark.parametrize("bits,n,count", [(20, 16, 8), (30, 1024, 5), (50, 4096, 4), (60, 2**16, 3),
-                                          (62, 2**17, 2), (17, 8, 30)])
+@pytest.mark.parametrize(
+    "bits,n,count", [(20, 16, 8), (30, 1024, 5), (50, 4096, 4), (60, 2**16, 3), (62, 2**17, 2), (17, 8, 30)]
+)
 def test_ntt_primes(bits, n, count):
     primes = hb.ntt_primes(bits, n, count)
     assert len(primes) == count
@@ -70,10 +89,17 @@ def test_ntt_primes_small_exact():
     assert hb.ntt_primes(12, 16, 6) == expected
 
 
-@pytest.mark.parametrize("args,error", [
-    ((60, 1000, 2), ValueError), ((60, 16, 0), ValueError), ((1, 16, 1), ValueError),
-    ((8, 64, 5), ValueError), ((60.0, 16, 1), TypeError), ((60, 16, True), TypeError),
-])
+@pytest.mark.parametrize(
+    "args,error",
+    [
+        ((60, 1000, 2), ValueError),
+        ((60, 16, 0), ValueError),
+        ((1, 16, 1), ValueError),
+        ((8, 64, 5), ValueError),
+        ((60.0, 16, 1), TypeError),
+        ((60, 16, True), TypeError),
+    ],
+)
 def test_ntt_primes_rejects(args, error):
     with pytest.raises(error):
         hb.ntt_primes(*args)
@@ -93,12 +119,11 @@ def test_primitive_root_known(q, g):
 
 def test_primitive_root_large_ntt_primes():
     rng = random.Random()
-    for q in hb.ntt_primes(62, 2**16, 3) + hb.ntt_primes(50, 2**rng.randrange(4, 17), 2):
+    for q in hb.ntt_primes(62, 2**16, 3) + hb.ntt_primes(50, 2 ** rng.randrange(4, 17), 2):
         g = hb.primitive_root(q)
         for p in field.factorize(q - 1):
             assert pow(g, (q - 1) // p, q) != 1
-        smaller = [h for h in range(2, g)]
-        assert all(any(pow(h, (q - 1) // p, q) == 1 for p in field.factorize(q - 1)) for h in smaller)
+        assert all(any(pow(h, (q - 1) // p, q) == 1 for p in field.factorize(q - 1)) for h in range(2, g))
 
 
 def test_primitive_root_rejects():

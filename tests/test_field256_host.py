@@ -59,11 +59,16 @@ def ints(arr):
 def run_ops(lib, index, a, b):
     A, B = limbs(a), limbs(b)
     out = np.zeros((5 * len(a), 4), dtype=np.uint64)
-    lib.host_field_ops(ctypes.c_int(index), A.ctypes.data_as(ctypes.c_void_p), B.ctypes.data_as(ctypes.c_void_p),
-                       out.ctypes.data_as(ctypes.c_void_p), ctypes.c_longlong(len(a)))
+    lib.host_field_ops(
+        ctypes.c_int(index),
+        A.ctypes.data_as(ctypes.c_void_p),
+        B.ctypes.data_as(ctypes.c_void_p),
+        out.ctypes.data_as(ctypes.c_void_p),
+        ctypes.c_longlong(len(a)),
+    )
     n = len(a)
     got = ints(out)
-    return [got[k * n:(k + 1) * n] for k in range(5)]
+    return [got[k * n : (k + 1) * n] for k in range(5)]
 
 
 @pytest.mark.parametrize("index", range(3), ids=STRUCTS)
@@ -71,8 +76,22 @@ def test_host_field_ops_match_python_ints(lib, index):
     field = FIELDS[index]
     p, r_inv = field.p, pow(field.R, -1, field.p)
     rng = random.Random()
-    edge = [0, 1, 2, p - 1, p - 2, (p - 1) // 2, (p + 1) // 2, 2**32 - 1, 2**32, 2**64 - 1, 2**64, 2**192,
-            p - 2**64, p - 2**32]
+    edge = [
+        0,
+        1,
+        2,
+        p - 1,
+        p - 2,
+        (p - 1) // 2,
+        (p + 1) // 2,
+        2**32 - 1,
+        2**32,
+        2**64 - 1,
+        2**64,
+        2**192,
+        p - 2**64,
+        p - 2**32,
+    ]
     pairs = [(x, y) for x in edge for y in edge] + [(rng.randrange(p), rng.randrange(p)) for _ in range(5000)]
     a, b = [x for x, _ in pairs], [y for _, y in pairs]
     prod, total, diff, lazy_diff, dif_prod = run_ops(lib, index, a, b)

@@ -30,8 +30,21 @@ def blocks():
         [f"acc[{i}]" for i in range(9)] + ["low", "lone", "x"] + [f"y{i}" for i in range(4)],
         [f"s[{i}]" for i in range(8)] + [f"even[{i}]" for i in range(8)] + ["lone"] + [f"odd[{i}]" for i in range(7)],
     ]
-    return dict(zip(("reduce_once", "fadd", "fsub_diff", "fsub_fix", "fsub_unreduced", "mad_pairs", "add_mad_pairs",
-                     "final_sum"), (b for b, _ in found)))
+    return dict(
+        zip(
+            (
+                "reduce_once",
+                "fadd",
+                "fsub_diff",
+                "fsub_fix",
+                "fsub_unreduced",
+                "mad_pairs",
+                "add_mad_pairs",
+                "final_sum",
+            ),
+            (b for b, _ in found),
+        )
+    )
 
 
 def limbs(x):

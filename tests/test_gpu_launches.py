@@ -110,24 +110,35 @@ def test_recipe_shapes():
 
 
 def test_pass_modes_match_tables():
-    for log_n, nega, algorithm in [(5, True, "4step"), (12, False, "radix2"), (16, True, "4step"),
-                                   (17, True, "radix2"), (20, True, "4step"), (22, False, "4step")]:
+    for log_n, nega, algorithm in [
+        (5, True, "4step"),
+        (12, False, "radix2"),
+        (16, True, "4step"),
+        (17, True, "radix2"),
+        (20, True, "4step"),
+        (22, False, "4step"),
+    ]:
         n = 1 << log_n
         q = hb.ntt_primes(60, n, 1)[0]
         plan = make_plan(n, (q,), (default_root(q, n, nega),), nega, algorithm)
         for inverse in (False, True):
             tables = plan.gpu_pass_tables((0,), inverse, 64)
             assert plan.gpu_pass_modes(inverse, 64) == [
-                (t["tw_mode"], t["post_mode"] if i == len(tables) - 1 else 0) for i, t in enumerate(tables)]
+                (t["tw_mode"], t["post_mode"] if i == len(tables) - 1 else 0) for i, t in enumerate(tables)
+            ]
 
 
 def test_symbol_names_round_trip():
     from hebatch.ntt.prebuild import name_of_symbol
 
-    symbol = ("_Z8ntt_passI5Mod64Li12ELi0ELi4ELi2ELb1ELi0ELi1ELb0EEvPKNT_1TES4_PS2_xxixxxxiPK8ModConstPKNS1_2TwEx"
-              "iiSB_SB_xxixxiiiiSB_SB_xxixii")
+    symbol = (
+        "_Z8ntt_passI5Mod64Li12ELi0ELi4ELi2ELb1ELi0ELi1ELb0EEvPKNT_1TES4_PS2_xxixxxxiPK8ModConstPKNS1_2TwEx"
+        "iiSB_SB_xxixxiiiiSB_SB_xxixii"
+    )
     assert name_of_symbol(symbol) == "ntt_pass<Mod64,12,0,4,2,true,0,1,false>"
-    assert name_of_symbol("_Z13pointwise_mulI10GoldilocksEvPKNT_1TES4_PS2_xxixxPK8ModConst") == "pointwise_mul<Goldilocks>"
+    assert (
+        name_of_symbol("_Z13pointwise_mulI10GoldilocksEvPKNT_1TES4_PS2_xxixxPK8ModConst") == "pointwise_mul<Goldilocks>"
+    )
     assert name_of_symbol("_Z3fooi") is None
 
 
@@ -137,10 +148,13 @@ def test_estimated_shoup_product_bound():
 
     rng = np.random.default_rng()
     for q in hb.ntt_primes(62, 2, 2) + hb.ntt_primes(61, 2, 1) + hb.ntt_primes(40, 2, 1) + [97]:
-        x = np.concatenate([np.array([0, 1, 2**64 - 1, 2**63, 4 * q - 1], dtype=np.uint64),
-                            rng.integers(0, 2**63, size=5000, dtype=np.uint64) * np.uint64(2) + np.uint64(1)])
-        w = np.concatenate([np.array([q - 1, 1, q - 1, q // 2, q - 2], dtype=np.uint64),
-                            random_residues(rng, q, 5000)])
+        x = np.concatenate(
+            [
+                np.array([0, 1, 2**64 - 1, 2**63, 4 * q - 1], dtype=np.uint64),
+                rng.integers(0, 2**63, size=5000, dtype=np.uint64) * np.uint64(2) + np.uint64(1),
+            ]
+        )
+        w = np.concatenate([np.array([q - 1, 1, q - 1, q // 2, q - 2], dtype=np.uint64), random_residues(rng, q, 5000)])
         wq = np.array([(int(v) << 64) // q for v in w], dtype=np.uint64)
         arith = Arith("Mod64", np.uint64(q), np.uint64(0), np.uint64(0))
         r = arith.mul_tw(x, w, wq)  # asserts r < 4q

@@ -48,50 +48,59 @@ def test_philox_known_answers(counter_key, answer):
     from hebatch.backend.gpu.loader import load_module
 
     out = cp.zeros(4, dtype=cp.uint32)
-    load_module("rns.cu").get_function("rns_philox_block")((1,), (32,), (out,) + tuple(np.uint32(v) for v in counter_key))
+    load_module("rns.cu").get_function("rns_philox_block")(
+        (1,), (32,), (out,) + tuple(np.uint32(v) for v in counter_key)
+    )
     assert tuple(int(v) for v in out.get()) == answer
 
 
 @pytest.mark.parametrize("log_n, lead, limbs", SIZES)
 def test_elementwise(ops, cpu, log_n, lead, limbs):
     n = 1 << log_n
-    rns_checks.check_elementwise(ops, np.random.default_rng(), lead, n, rns_checks.moduli_for(n, limbs), to_host,
-                                 reference=cpu)
+    rns_checks.check_elementwise(
+        ops, np.random.default_rng(), lead, n, rns_checks.moduli_for(n, limbs), to_host, reference=cpu
+    )
 
 
 @pytest.mark.parametrize("log_n, lead, limbs", SIZES)
 def test_lifts(ops, cpu, log_n, lead, limbs):
     n = 1 << log_n
-    rns_checks.check_lifts(ops, np.random.default_rng(), lead, n, rns_checks.moduli_for(n, limbs), to_host,
-                           reference=cpu)
+    rns_checks.check_lifts(
+        ops, np.random.default_rng(), lead, n, rns_checks.moduli_for(n, limbs), to_host, reference=cpu
+    )
 
 
 @pytest.mark.parametrize("log_n", [12, 14, 16])
-@pytest.mark.parametrize("src_limbs, dst_limbs, bits", [(1, 2, (61,)), (8, 9, (61, 55)), (9, 8, (60, 40)),
-                                                        (20, 3, (61, 30)), (64, 2, (62,))])
+@pytest.mark.parametrize(
+    "src_limbs, dst_limbs, bits", [(1, 2, (61,)), (8, 9, (61, 55)), (9, 8, (60, 40)), (20, 3, (61, 30)), (64, 2, (62,))]
+)
 def test_base_convert(ops, cpu, log_n, src_limbs, dst_limbs, bits):
     n = 1 << log_n
     while src_limbs * n > 2**20 and n > 1024:  # keep the Python-int oracle quick
         n //= 2
     both = rns_checks.moduli_for(n, src_limbs + dst_limbs, bits=bits)
     lead = (2,) if log_n < 16 else ()
-    rns_checks.check_base_convert(ops, np.random.default_rng(), lead, n, both[:src_limbs], both[src_limbs:], to_host,
-                                  reference=cpu)
+    rns_checks.check_base_convert(
+        ops, np.random.default_rng(), lead, n, both[:src_limbs], both[src_limbs:], to_host, reference=cpu
+    )
 
 
-@pytest.mark.parametrize("log_n, digits, limbs, bits", [(12, 3, 4, (61, 55)), (14, 8, 2, (61,)),
-                                                        (16, 2, 2, (50,)), (12, 20, 2, (62,))])
+@pytest.mark.parametrize(
+    "log_n, digits, limbs, bits", [(12, 3, 4, (61, 55)), (14, 8, 2, (61,)), (16, 2, 2, (50,)), (12, 20, 2, (62,))]
+)
 def test_inner_product(ops, log_n, digits, limbs, bits):
     n = 1 << log_n
-    rns_checks.check_inner_product(ops, np.random.default_rng(), (2,), digits, n,
-                                   rns_checks.moduli_for(n, limbs, bits=bits), to_host)
+    rns_checks.check_inner_product(
+        ops, np.random.default_rng(), (2,), digits, n, rns_checks.moduli_for(n, limbs, bits=bits), to_host
+    )
 
 
 @pytest.mark.parametrize("log_n", [12, 14, 16])
 def test_automorphism(ops, cpu, log_n):
     n = 1 << log_n
-    rns_checks.check_automorphism(ops, np.random.default_rng(), (2,), n, rns_checks.moduli_for(n, 3), to_host,
-                                  reference=cpu)
+    rns_checks.check_automorphism(
+        ops, np.random.default_rng(), (2,), n, rns_checks.moduli_for(n, 3), to_host, reference=cpu
+    )
 
 
 def test_random(ops):
@@ -107,12 +116,16 @@ def test_on_a_side_stream(ops, cpu):
     stream = cp.cuda.Stream(non_blocking=True)
     with stream:
         da, db = cp.asarray(a), cp.asarray(b)
-        prod = hb.intt(ops.mul(hb.ntt(da, moduli, negacyclic=True), hb.ntt(db, moduli, negacyclic=True), moduli),
-                       moduli, negacyclic=True)
+        prod = hb.intt(
+            ops.mul(hb.ntt(da, moduli, negacyclic=True), hb.ntt(db, moduli, negacyclic=True), moduli),
+            moduli,
+            negacyclic=True,
+        )
         conv = ops.base_convert(prod, moduli, moduli[:2])
     stream.synchronize()
-    want = hb.intt(cpu.mul(hb.ntt(a, moduli, negacyclic=True), hb.ntt(b, moduli, negacyclic=True), moduli), moduli,
-                   negacyclic=True)
+    want = hb.intt(
+        cpu.mul(hb.ntt(a, moduli, negacyclic=True), hb.ntt(b, moduli, negacyclic=True), moduli), moduli, negacyclic=True
+    )
     assert (prod.get() == want).all()
     assert (conv.get() == cpu.base_convert(want, moduli, moduli[:2])).all()
 
@@ -135,8 +148,6 @@ def test_bfv_end_to_end(preset):
 @pytest.mark.parametrize("log_n, lead, limbs", [(12, (2,), 2), (14, (3,), 7), (15, (), 14)])
 def test_fused_steps(ops, cpu, log_n, lead, limbs):
     rns_checks.check_fused(ops, cpu, np.random.default_rng(), lead, 1 << log_n, limbs, to_host)
-
-
 
 
 @pytest.mark.parametrize("preset", ["n4096", "n16384"])

@@ -13,8 +13,15 @@ import pytest
 
 import hebatch as hb
 from hebatch.backend.gpu.loader import kernel_dir
-from hebatch.backend.gpu.ntt256 import (DIRECT_TWIDDLE_MAX_LOG, FIELD_STRUCTS, LOG_BLOCK, direct_twiddle_table,
-                                    mont_mul_count, pass_sizes, plan_passes)
+from hebatch.backend.gpu.ntt256 import (
+    DIRECT_TWIDDLE_MAX_LOG,
+    FIELD_STRUCTS,
+    LOG_BLOCK,
+    direct_twiddle_table,
+    mont_mul_count,
+    pass_sizes,
+    plan_passes,
+)
 from hebatch.field import BLS12_377_FR, BLS12_381_FR, BN254_FR
 
 FIELDS = [BN254_FR, BLS12_381_FR, BLS12_377_FR]
@@ -37,11 +44,12 @@ def random_elements_fast(rng, field, shape):
 
 # -- CPU: constants and plans -------------------------------------------------------------------------
 
+
 def test_kernel_field_constants_match_field_definitions():
     text = (kernel_dir() / "field256.cuh").read_text()
     for field in FIELDS:
         struct = FIELD_STRUCTS[field.p]
-        body = re.search(r"struct %s \{(.*?)\};" % struct, text, re.S).group(1)
+        body = re.search(rf"struct {struct} \{{(.*?)\}};", text, re.S).group(1)
         values = {k: int(v, 16) for k, v in re.findall(r"(P\d|P_INV_NEG) = 0x([0-9a-f]+)ull", body)}
         assert [values[f"P{i}"] for i in range(4)] == list(field.p_limbs), field.name
         assert values["P_INV_NEG"] == field.p_inv_neg, field.name
@@ -134,8 +142,7 @@ def test_gpu_field_ops_match_python_ints(cp, engines, field, variant):
     edge = [0, 1, 2, p - 1, p - 2, (p - 1) // 2, (p + 1) // 2, 2**64 - 1, 2**64, 2**192, p - 2**64]
     a_int = edge * len(edge) + [int.from_bytes(rng.bytes(32), "little") % p for _ in range(2000)]
     b_int = [e for e in edge for _ in edge] + [int.from_bytes(rng.bytes(32), "little") % p for _ in range(2000)]
-    prod, total, diff = engine.field_ops(cp.asarray(field.to_limbs(a_int)), cp.asarray(field.to_limbs(b_int)),
-                                             field)
+    prod, total, diff = engine.field_ops(cp.asarray(field.to_limbs(a_int)), cp.asarray(field.to_limbs(b_int)), field)
     assert list(field.from_limbs(prod.get())) == [a * b % p for a, b in zip(a_int, b_int)]
     assert list(field.from_limbs(total.get())) == [(a + b) % p for a, b in zip(a_int, b_int)]
     assert list(field.from_limbs(diff.get())) == [(a - b) % p for a, b in zip(a_int, b_int)]
@@ -281,7 +288,7 @@ def test_gpu_2_24_sparse_shift_and_round_trip(cp, engines, field):
     wb = field.root_of_unity(1 << 20)
     yb = gpu_engine.forward(xb, field, wb, "natural", "bitrev")
     for row in range(4):
-        assert bool((yb[row] == gpu_engine.forward(xb[row:row + 1], field, wb, "natural", "bitrev")[0]).all())
+        assert bool((yb[row] == gpu_engine.forward(xb[row : row + 1], field, wb, "natural", "bitrev")[0]).all())
 
 
 @gpu
@@ -333,8 +340,10 @@ def test_gpu_misaligned_and_strided_inputs(cp, engines):
     assert shifted.data.ptr % 32 != 0
     assert (gpu_engine.forward(shifted, field, w).get() == cpu.forward(x, field, w)).all()
     strided = cp.asarray(np.ascontiguousarray(x[::-1]))[::-1]
-    assert (gpu_engine.inverse(strided, field, w, "bitrev", "natural").get()
-            == cpu.inverse(x, field, w, "bitrev", "natural")).all()
+    assert (
+        gpu_engine.inverse(strided, field, w, "bitrev", "natural").get()
+        == cpu.inverse(x, field, w, "bitrev", "natural")
+    ).all()
 
 
 @gpu

@@ -8,8 +8,8 @@ import types
 import numpy as np
 import pytest
 
-from hebatch.backend.gpu import ntt256 as gpu_zk
 from hebatch.backend.cpu.ntt256 import NumpyFieldNTT
+from hebatch.backend.gpu import ntt256 as gpu_zk
 from hebatch.field import BLS12_377_FR, BLS12_381_FR, BN254_FR
 
 from .fake_cupy import FakeArray, fake_cupy
@@ -47,8 +47,26 @@ class Kernel:
         assert block == (gpu_zk.THREADS,) and grid[0] >= 1 and shared_mem <= self.max_dynamic_shared_size_bytes
         getattr(self, self.name.split("<")[0])(grid[0], shared_mem, *args)
 
-    def ntt256_pass(self, grid, smem, src, out, lanes, log_n, log_k, log_low, log_c, sub, log_ktop, low, high,
-                    bits, scale, use_scale, tw_direct):
+    def ntt256_pass(
+        self,
+        grid,
+        smem,
+        src,
+        out,
+        lanes,
+        log_n,
+        log_k,
+        log_low,
+        log_c,
+        sub,
+        log_ktop,
+        low,
+        high,
+        bits,
+        scale,
+        use_scale,
+        tw_direct,
+    ):
         f, p = self.field, self.field.p
         log_n, log_k, log_low, log_c, log_ktop, bits = map(int, (log_n, log_k, log_low, log_c, log_ktop, bits))
         dit = self.name.endswith("true>")
@@ -100,8 +118,14 @@ class Kernel:
         f, bits = self.field, int(bits)
         values = ints(f, src)
         mask = (1 << int(log_n)) - 1
-        put(out, f, [v * mont(f, high, (i & mask) >> bits) * mont(f, low, i & mask & ((1 << bits) - 1)) % f.p
-                     for i, v in enumerate(values)])
+        put(
+            out,
+            f,
+            [
+                v * mont(f, high, (i & mask) >> bits) * mont(f, low, i & mask & ((1 << bits) - 1)) % f.p
+                for i, v in enumerate(values)
+            ],
+        )
 
     def twiddle_grid256(self, grid, smem, x, out, rows, cols, row0, row_step, col0, col_step, mask, low, high, bits):
         f, bits, cols = self.field, int(bits), int(cols)
@@ -119,8 +143,13 @@ class Kernel:
         rr = f.from_limbs(np.asarray(r2[0]))
         r_inv = pow(f.R, -1, p)
         xa, xb = ints(f, a), ints(f, b)
-        put(out, f, [x * y * r_inv * rr * r_inv % p for x, y in zip(xa, xb)] + [(x + y) % p for x, y in zip(xa, xb)]
-            + [(x - y) % p for x, y in zip(xa, xb)])
+        put(
+            out,
+            f,
+            [x * y * r_inv * rr * r_inv % p for x, y in zip(xa, xb)]
+            + [(x + y) % p for x, y in zip(xa, xb)]
+            + [(x - y) % p for x, y in zip(xa, xb)],
+        )
 
 
 @pytest.fixture(params=[gpu_zk.DIRECT_TWIDDLE_MAX_LOG, 0], ids=["direct-twiddles", "two-level-twiddles"])
@@ -154,7 +183,7 @@ def test_host_side_with_modelled_kernels(engine, log_n, batch):
         assert (engine.scale_by_powers(x.view(FakeArray), field, base) == cpu.scale_by_powers(x, field, base)).all()
         if log_n < 12:
             a, b = x.reshape(-1, 4), x[::-1].reshape(-1, 4)
-            prod, total, diff = engine.field_ops(a.view(FakeArray), np.ascontiguousarray(b).view(FakeArray), field)
+            prod, _total, _diff = engine.field_ops(a.view(FakeArray), np.ascontiguousarray(b).view(FakeArray), field)
             assert (prod == cpu.mul(a, b, field)).all()
 
 

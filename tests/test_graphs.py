@@ -46,8 +46,10 @@ class FakeCuda:
         self.cuda = types.SimpleNamespace(
             MemoryPool=lambda: types.SimpleNamespace(malloc=None),
             using_allocator=lambda malloc: contextlib.nullcontext(),
-            Stream=Stream, get_current_stream=lambda: Stream(),
-            Device=lambda: types.SimpleNamespace(id=0))
+            Stream=Stream,
+            get_current_stream=lambda: Stream(),
+            Device=lambda: types.SimpleNamespace(id=0),
+        )
         self.ndarray, self.empty, self.array_equal = np.ndarray, np.empty, np.array_equal
 
     def launch(self, fn):
@@ -76,7 +78,7 @@ def test_records_on_second_call_then_replays_fresh_inputs():
     rep = GraphReplayer(cupy=fake)
     fn, key = affine(fake, calls), np.arange(4, dtype=np.uint64)
     rng = np.random.default_rng()
-    for i in range(6):
+    for _ in range(6):
         x = rng.integers(0, 1000, size=4, dtype=np.uint64)
         out = rep("affine", fn, (x,), (key,), (key,))
         assert np.array_equal(out, x * 3 + key)

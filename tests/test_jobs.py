@@ -26,8 +26,9 @@ def test_batch_ntt_job_is_exact(tmp_path):
     rng = np.random.default_rng()
     x = np.stack([rng.integers(0, q, size=(6, 64), dtype=np.uint64) for q in moduli], axis=1)
     np.save(tmp_path / "in.npy", x)
-    summary = jobs.ntt.run_batch_ntt(tmp_path / "in.npy", tmp_path / "out.zarr", moduli, negacyclic=True, chunk=2,
-                                     progress=False, cluster=FAST)
+    summary = jobs.ntt.run_batch_ntt(
+        tmp_path / "in.npy", tmp_path / "out.zarr", moduli, negacyclic=True, chunk=2, progress=False, cluster=FAST
+    )
     assert summary["chunks_written"] == summary["chunks_total"] == 3 and summary["workers"] >= 1
     import zarr
 
@@ -35,8 +36,9 @@ def test_batch_ntt_job_is_exact(tmp_path):
     assert np.array_equal(got, hb.ntt(x, moduli, negacyclic=True))
 
 
-@pytest.mark.parametrize("out, modulus, words", [("out.txt", hb.GOLDILOCKS, ["OUT", ".zarr"]),
-                                                ("out.npy", 101, ["101"])])  # 16 does not divide 101 - 1
+@pytest.mark.parametrize(
+    "out, modulus, words", [("out.txt", hb.GOLDILOCKS, ["OUT", ".zarr"]), ("out.npy", 101, ["101"])]
+)  # 16 does not divide 101 - 1
 def test_batch_ntt_checks_before_a_cluster_starts(tmp_path, monkeypatch, out, modulus, words):
     """Bad arguments fail before any cluster starts (here: starting one would raise)."""
     import hebatch.jobs.cluster as cluster
@@ -55,7 +57,7 @@ def test_batch_ntt_checks_before_a_cluster_starts(tmp_path, monkeypatch, out, mo
 def test_parse_modulus_names_the_option():
     assert jobs.parse_modulus("goldilocks, babybear") == (hb.GOLDILOCKS, hb.BABYBEAR)
     assert jobs.parse_modulus("0x61") == 97
-    with pytest.raises(ValueError, match="transform.moduli"):
+    with pytest.raises(ValueError, match=r"transform.moduli"):
         jobs.parse_modulus("nope", "transform.moduli")
 
 
@@ -85,13 +87,14 @@ def test_zk_verification_failure_carries_the_summary(monkeypatch):
 
 
 def test_zk_checks_name_the_setting():
-    with pytest.raises(ValueError, match="zk.log_n 28: the field babybear"):
+    with pytest.raises(ValueError, match=r"zk.log_n 28: the field babybear"):
         jobs_zk.check_zk_args(jobs_zk.resolve_field("babybear"), 28, name="zk.log_n")
 
 
 def test_demo_job(tmp_path):
-    summary = jobs.demo(out_dir=tmp_path / "d", log_n=6, limbs=2, batch=3, chunk=2, device="cpu", threads_only=True,
-                        dashboard="none")
+    summary = jobs.demo(
+        out_dir=tmp_path / "d", log_n=6, limbs=2, batch=3, chunk=2, device="cpu", threads_only=True, dashboard="none"
+    )
     assert summary["rows_wrong"] == 0 and summary["oracle_points_wrong"] == 0 and summary["shape"] == [3, 2, 64]
 
 
@@ -211,13 +214,26 @@ def _clock_cupy(step_ms: float):
             pass
 
     rng = np.random.default_rng()
-    random = types.SimpleNamespace(random=lambda shape, dtype: rng.random(shape).astype(dtype),
-                                   randint=lambda lo, hi, size, dtype: rng.integers(lo, hi, size=size, dtype=dtype))
-    cuda = types.SimpleNamespace(Event=Event, Device=lambda: types.SimpleNamespace(synchronize=lambda: None),
-                                 get_elapsed_time=lambda a, b: b.at - a.at)
-    return types.SimpleNamespace(cuda=cuda, random=random, fft=np.fft, float32=np.float32, int64=np.int64,
-                                 uint64=np.uint64, complex64=np.complex64, empty_like=np.empty_like,
-                                 get_default_memory_pool=lambda: types.SimpleNamespace(free_all_blocks=lambda: None))
+    random = types.SimpleNamespace(
+        random=lambda shape, dtype: rng.random(shape).astype(dtype),
+        randint=lambda lo, hi, size, dtype: rng.integers(lo, hi, size=size, dtype=dtype),
+    )
+    cuda = types.SimpleNamespace(
+        Event=Event,
+        Device=lambda: types.SimpleNamespace(synchronize=lambda: None),
+        get_elapsed_time=lambda a, b: b.at - a.at,
+    )
+    return types.SimpleNamespace(
+        cuda=cuda,
+        random=random,
+        fft=np.fft,
+        float32=np.float32,
+        int64=np.int64,
+        uint64=np.uint64,
+        complex64=np.complex64,
+        empty_like=np.empty_like,
+        get_default_memory_pool=lambda: types.SimpleNamespace(free_all_blocks=lambda: None),
+    )
 
 
 def test_harness_cuda_timer_arithmetic_on_a_fake_clock(monkeypatch):

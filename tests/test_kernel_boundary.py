@@ -22,8 +22,10 @@ def layout_asserts(struct: str, dtype: np.dtype) -> str:
     lines = [f'static_assert(sizeof({struct}) == {dtype.itemsize}, "size of {struct}");']
     for name in dtype.names:
         lines.append(f'static_assert(offsetof({struct}, {name}) == {dtype.fields[name][1]}, "{struct}.{name}");')
-        lines.append(f'static_assert(sizeof((({struct}*)0)->{name}) == {dtype.fields[name][0].itemsize}, '
-                     f'"size of {struct}.{name}");')
+        lines.append(
+            f"static_assert(sizeof((({struct}*)0)->{name}) == {dtype.fields[name][0].itemsize}, "
+            f'"size of {struct}.{name}");'
+        )
     return "\n".join(lines)
 
 
@@ -35,7 +37,7 @@ def enum_asserts(modes) -> str:
 
 
 def build(dtype=MODCONST_DTYPE, modes=LANE_MODES):
-    source = "#include <cstddef>\n#include \"modarith.cuh\"\n" + layout_asserts("ModConst", dtype) + "\n"
+    source = '#include <cstddef>\n#include "modarith.cuh"\n' + layout_asserts("ModConst", dtype) + "\n"
     source += enum_asserts(modes)
     source += '\nextern "C" int boundary_ok() { return 1; }\n'
     return host_library(source)

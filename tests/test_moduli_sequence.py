@@ -26,29 +26,35 @@ CALLS = {
 
 
 @pytest.mark.parametrize("call", list(CALLS))
-@pytest.mark.parametrize("moduli", [
-    lambda: {Q1, Q2},
-    lambda: {Q1: 0, Q2: 1},
-    lambda: frozenset((Q1, Q2)),
-    lambda: iter([Q1, Q2]),
-    lambda: (q for q in (Q1, Q2)),
-    lambda: np.array([[Q1, Q2]], dtype=np.uint64),
-], ids=["set", "dict", "frozenset", "iterator", "generator", "2d-array"])
+@pytest.mark.parametrize(
+    "moduli",
+    [
+        lambda: {Q1, Q2},
+        lambda: {Q1: 0, Q2: 1},
+        lambda: frozenset((Q1, Q2)),
+        lambda: iter([Q1, Q2]),
+        lambda: (q for q in (Q1, Q2)),
+        lambda: np.array([[Q1, Q2]], dtype=np.uint64),
+    ],
+    ids=["set", "dict", "frozenset", "iterator", "generator", "2d-array"],
+)
 def test_unordered_or_odd_moduli_raise_typeerror(call, moduli):
     with pytest.raises(TypeError, match="modulus"):
         CALLS[call](x2(), moduli())
 
 
 @pytest.mark.parametrize("call", list(CALLS))
-@pytest.mark.parametrize("moduli", [[Q1, Q1], (Q2, Q2), np.array([Q1, Q1], dtype=np.uint64)],
-                         ids=["list", "tuple", "array"])
+@pytest.mark.parametrize(
+    "moduli", [[Q1, Q1], (Q2, Q2), np.array([Q1, Q1], dtype=np.uint64)], ids=["list", "tuple", "array"]
+)
 def test_duplicate_moduli_raise_valueerror(call, moduli):
     with pytest.raises(ValueError, match="distinct"):
         CALLS[call](x2(), moduli)
 
 
-@pytest.mark.parametrize("moduli", [[Q1, Q2], (Q1, Q2), np.array([Q1, Q2], dtype=np.uint64)],
-                         ids=["list", "tuple", "array"])
+@pytest.mark.parametrize(
+    "moduli", [[Q1, Q2], (Q1, Q2), np.array([Q1, Q2], dtype=np.uint64)], ids=["list", "tuple", "array"]
+)
 def test_sequences_of_distinct_moduli_work(moduli):
     x = x2()
     assert np.array_equal(hb.intt(hb.ntt(x, moduli), moduli), x)

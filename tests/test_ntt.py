@@ -65,8 +65,15 @@ def test_all_sizes_random_points(xp, name, algorithm):
         for negacyclic in (False, True):
             x = draw(xp, q, n)
             y = hb.ntt(x, q, negacyclic=negacyclic, algorithm=algorithm)
-            spot_check_ntt(to_host(x), to_host(y), q, default_root(q, n, negacyclic), negacyclic,
-                           points=3 if log_n > 13 else 6, rng=rng)
+            spot_check_ntt(
+                to_host(x),
+                to_host(y),
+                q,
+                default_root(q, n, negacyclic),
+                negacyclic,
+                points=3 if log_n > 13 else 6,
+                rng=rng,
+            )
             assert (to_host(hb.intt(y, q, negacyclic=negacyclic, algorithm=algorithm)) == to_host(x)).all()
 
 
@@ -97,8 +104,8 @@ def test_polymul_convolution_theorem(xp, negacyclic, log_n):
     c = to_host(hb.polymul(a, b, qs, negacyclic=negacyclic))
     ah, bh = to_host(a), to_host(b)
     for i in range(2):
-        for l, q in enumerate(qs):
-            assert c[i, l].tolist() == convolve(ah[i, l], bh[i, l], q, negacyclic)
+        for limb, q in enumerate(qs):
+            assert c[i, limb].tolist() == convolve(ah[i, limb], bh[i, limb], q, negacyclic)
 
 
 def test_polymul_large_and_broadcast(xp):
@@ -123,9 +130,9 @@ def test_rns_batch_equals_single_limb(xp, algorithm):
     for negacyclic in (False, True):
         y = hb.ntt(x, qs, negacyclic=negacyclic, algorithm=algorithm)
         assert y.shape == x.shape and y.dtype == x.dtype and type(y) is type(x)
-        for l, q in enumerate(qs):
-            single = hb.ntt(xp.ascontiguousarray(x[:, :, l, :]), q, negacyclic=negacyclic, algorithm=algorithm)
-            assert (to_host(single) == to_host(y[:, :, l, :])).all()
+        for limb, q in enumerate(qs):
+            single = hb.ntt(xp.ascontiguousarray(x[:, :, limb, :]), q, negacyclic=negacyclic, algorithm=algorithm)
+            assert (to_host(single) == to_host(y[:, :, limb, :])).all()
         spot_check_ntt(to_host(x)[2, 1, 3], to_host(y)[2, 1, 3], qs[3], default_root(qs[3], n, negacyclic), negacyclic)
         assert (to_host(hb.intt(y, qs, negacyclic=negacyclic, algorithm=algorithm)) == to_host(x)).all()
 
@@ -156,8 +163,8 @@ def test_root_override(xp):
     xs = xp.stack([draw(xp, p, n) for p in qs])
     roots = [w, pow(default_root(qs[1], n, False), 7, qs[1])]
     ys = to_host(hb.ntt(xs, qs, root=roots))
-    for l in range(2):
-        assert ys[l].tolist() == naive_ntt(to_host(xs)[l], qs[l], roots[l], False)
+    for limb in range(2):
+        assert ys[limb].tolist() == naive_ntt(to_host(xs)[limb], qs[limb], roots[limb], False)
 
 
 def test_inputs_untouched_and_inplace(xp):
@@ -195,8 +202,14 @@ moduli_st = st.sampled_from(list(MODULI.values()))
 
 
 @SETTINGS
-@given(q=moduli_st, log_n=st.integers(1, 11), negacyclic=st.booleans(), algorithm=st.sampled_from(ALGORITHMS),
-       seed=st.integers(0, 2**32 - 1), batch=st.integers(1, 3))
+@given(
+    q=moduli_st,
+    log_n=st.integers(1, 11),
+    negacyclic=st.booleans(),
+    algorithm=st.sampled_from(ALGORITHMS),
+    seed=st.integers(0, 2**32 - 1),
+    batch=st.integers(1, 3),
+)
 def test_property_round_trip(q, log_n, negacyclic, algorithm, seed, batch):
     x = random_residues(np.random.default_rng(seed), q, (batch, 2**log_n))
     y = hb.ntt(x, q, negacyclic=negacyclic, algorithm=algorithm)
@@ -205,8 +218,13 @@ def test_property_round_trip(q, log_n, negacyclic, algorithm, seed, batch):
 
 
 @SETTINGS
-@given(q=moduli_st, log_n=st.integers(1, 11), negacyclic=st.booleans(), seed=st.integers(0, 2**32 - 1),
-       scalar=st.integers(0, 2**64))
+@given(
+    q=moduli_st,
+    log_n=st.integers(1, 11),
+    negacyclic=st.booleans(),
+    seed=st.integers(0, 2**32 - 1),
+    scalar=st.integers(0, 2**64),
+)
 def test_property_linearity(q, log_n, negacyclic, seed, scalar):
     rng = np.random.default_rng(seed)
     n = 2**log_n

@@ -11,8 +11,8 @@ import types
 import numpy as np
 import pytest
 
-from hebatch.backend.gpu import ntt256 as gpu_zk
 from hebatch.backend.cpu.ntt256 import NumpyFieldNTT
+from hebatch.backend.gpu import ntt256 as gpu_zk
 from hebatch.field import BLS12_377_FR, BLS12_381_FR, BN254_FR
 
 from .fake_cupy import FakeArray, fake_cupy
@@ -114,8 +114,13 @@ pytestmark = pytest.mark.skipif(compiler() is None, reason="no host C++ compiler
 
 @pytest.fixture(scope="module")
 def lib():
-    return host_library(SOURCE, headers=("field256.cuh", "ntt256.cu"), defines=("FIELD256_HOST_CHAINS",),
-                        prelude=PRELUDE, flags=("-pthread",))
+    return host_library(
+        SOURCE,
+        headers=("field256.cuh", "ntt256.cu"),
+        defines=("FIELD256_HOST_CHAINS",),
+        prelude=PRELUDE,
+        flags=("-pthread",),
+    )
 
 
 class HostKernel:
@@ -130,12 +135,20 @@ class HostKernel:
         index = STRUCT_INDEX.get(rest.split(",")[0].rstrip(">"))
         c_args = [ctypes.c_uint(grid[0]), ctypes.c_uint(block[0])] + [_c_arg(a) for a in args]
         if base == "ntt256_pass":
-            fn, c_args = getattr(self.lib, f"host_pass_{index}"), c_args[:2] + [ctypes.c_int(rest.endswith("true>"))] + c_args[2:]
+            fn, c_args = (
+                getattr(self.lib, f"host_pass_{index}"),
+                c_args[:2] + [ctypes.c_int(rest.endswith("true>"))] + c_args[2:],
+            )
         elif base == "bitrev_permute256":
             fn = self.lib.host_bitrev
         else:
-            fn = getattr(self.lib, {"scale_by_powers256": "host_scale_", "twiddle_grid256": "host_grid_",
-                                    "field_ops256": "host_ops_"}[base] + str(index))
+            fn = getattr(
+                self.lib,
+                {"scale_by_powers256": "host_scale_", "twiddle_grid256": "host_grid_", "field_ops256": "host_ops_"}[
+                    base
+                ]
+                + str(index),
+            )
         fn.restype = None
         fn(*c_args)
 
@@ -180,10 +193,11 @@ def test_kernel_source_on_host_threads_other_kernels(engine):
     for field in FIELDS.values():
         x = random_elements(rng, field, (2, 64))
         base = int(rng.integers(2, 2**62))
-        assert (np.asarray(engine.scale_by_powers(x.view(FakeArray), field, base))
-                == cpu.scale_by_powers(x, field, base)).all()
+        assert (
+            np.asarray(engine.scale_by_powers(x.view(FakeArray), field, base)) == cpu.scale_by_powers(x, field, base)
+        ).all()
         a, b = x.reshape(-1, 4), np.ascontiguousarray(x[::-1].reshape(-1, 4))
-        prod, total, diff = engine.field_ops(a.view(FakeArray), b.view(FakeArray), field)
+        prod, _total, _diff = engine.field_ops(a.view(FakeArray), b.view(FakeArray), field)
         assert (np.asarray(prod) == cpu.mul(a, b, field)).all()
         g = random_elements(rng, field, (6, 10))
         root = field.root_of_unity(1 << 20)

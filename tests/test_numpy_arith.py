@@ -29,8 +29,8 @@ def test_mul_wide_exact():
     b = EDGES[::-1] + [rng.randrange(2**64) for _ in range(3000)]
     a, b = a[: len(b)], b[: len(a)]
     hi, lo = na.mul_wide(u64(a), u64(b))
-    for x, y, h, l in zip(a, b, hi.tolist(), lo.tolist()):
-        assert (h << 64) | l == x * y
+    for x, y, high, low in zip(a, b, hi.tolist(), lo.tolist()):
+        assert (high << 64) | low == x * y
 
 
 def test_shr128():
@@ -52,8 +52,14 @@ def test_goldilocks_reduce():
     assert na.goldilocks_reduce(hi, lo).tolist() == [v % p for v in vals]
 
 
-MODULI = [hb.GOLDILOCKS, hb.BABYBEAR, 5, 97] + hb.ntt_primes(62, 2, 2) + hb.ntt_primes(61, 2, 1) \
-    + hb.ntt_primes(50, 2, 1) + hb.ntt_primes(33, 2, 1) + hb.ntt_primes(30, 2, 1)
+MODULI = (
+    [hb.GOLDILOCKS, hb.BABYBEAR, 5, 97]
+    + hb.ntt_primes(62, 2, 2)
+    + hb.ntt_primes(61, 2, 1)
+    + hb.ntt_primes(50, 2, 1)
+    + hb.ntt_primes(33, 2, 1)
+    + hb.ntt_primes(30, 2, 1)
+)
 
 
 @pytest.mark.parametrize("q", MODULI)
@@ -87,9 +93,9 @@ def test_modops_per_limb_broadcast():
     a = np.stack([random_residues(rng, q, (5, 16)) for q in qs], axis=1)  # (5, L, 16)
     b = np.stack([random_residues(rng, q, (5, 16)) for q in qs], axis=1)
     got = ops.mul(a, b)
-    for l, q in enumerate(qs):
-        ref = [[int(x) * int(y) % q for x, y in zip(ra, rb)] for ra, rb in zip(a[:, l], b[:, l])]
-        assert got[:, l].tolist() == ref
+    for limb, q in enumerate(qs):
+        ref = [[int(x) * int(y) % q for x, y in zip(ra, rb)] for ra, rb in zip(a[:, limb], b[:, limb])]
+        assert got[:, limb].tolist() == ref
 
 
 def test_modops_refuses_mixed_kinds():

@@ -23,8 +23,9 @@ def ops():
 def rand_residues(rng, shape, moduli):
     out = np.empty(shape + (len(moduli), N), dtype=np.uint64)
     for i, q in enumerate(moduli):
-        out[..., i, :] = np.array([rng.randrange(q) for _ in range(math.prod(shape) * N)],
-                                  dtype=np.uint64).reshape(shape + (N,))
+        out[..., i, :] = np.array([rng.randrange(q) for _ in range(math.prod(shape) * N)], dtype=np.uint64).reshape(
+            shape + (N,)
+        )
     return out
 
 
@@ -65,8 +66,9 @@ def test_automorphism(ops):
 def test_ntt_negacyclic_product(ops):
     rng = random.Random()
     a, b = rand_residues(rng, (1,), MODULI), rand_residues(rng, (1,), MODULI)
-    got = hb.intt(ops.mul(hb.ntt(a, MODULI, negacyclic=True), hb.ntt(b, MODULI, negacyclic=True), MODULI), MODULI,
-                  negacyclic=True)
+    got = hb.intt(
+        ops.mul(hb.ntt(a, MODULI, negacyclic=True), hb.ntt(b, MODULI, negacyclic=True), MODULI), MODULI, negacyclic=True
+    )
     for i, q in enumerate(MODULI):
         x, y = as_int(a[0])[i], as_int(b[0])[i]
         want = [0] * N

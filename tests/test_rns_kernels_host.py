@@ -46,8 +46,9 @@ def test_elementwise(ops, cpu, lead, limbs, n):
 
 @pytest.mark.parametrize("lead, limbs, n", [((), 1, 64), ((3,), 4, 128)])
 def test_lifts(ops, cpu, lead, limbs, n):
-    rns_checks.check_lifts(ops, np.random.default_rng(), lead, n, rns_checks.moduli_for(n, limbs), to_host,
-                           reference=cpu)
+    rns_checks.check_lifts(
+        ops, np.random.default_rng(), lead, n, rns_checks.moduli_for(n, limbs), to_host, reference=cpu
+    )
 
 
 @pytest.mark.parametrize("src_limbs, dst_limbs", [(1, 2), (3, 4), (8, 9), (20, 3)])
@@ -75,8 +76,9 @@ def test_inner_product(ops):
 
 @pytest.mark.parametrize("n", [4, 64, 256])
 def test_automorphism(ops, cpu, n):
-    rns_checks.check_automorphism(ops, np.random.default_rng(), (2,), n, rns_checks.moduli_for(n, 3), to_host,
-                                  reference=cpu)
+    rns_checks.check_automorphism(
+        ops, np.random.default_rng(), (2,), n, rns_checks.moduli_for(n, 3), to_host, reference=cpu
+    )
 
 
 def test_random(ops):
@@ -145,8 +147,12 @@ def test_device_code_paths_with_a_cupy_like_module(cpu):
     from hebatch.backend.gpu.rns import CupyRnsOps
 
     fake = types.ModuleType("fakecupy")
-    fake.__dict__.update({k: getattr(np, k) for k in ("ndarray", "asarray", "empty", "ascontiguousarray",
-                                                      "broadcast_to", "stack", "uint64")})
+    fake.__dict__.update(
+        {
+            k: getattr(np, k)
+            for k in ("ndarray", "asarray", "empty", "ascontiguousarray", "broadcast_to", "stack", "uint64")
+        }
+    )
     fake.cuda = _FakeCuda()
     module = host_kernels.HostModule()
     ops = CupyRnsOps(xp=fake, loader=lambda: module)

@@ -15,6 +15,7 @@ def test_budget_drops_least_recently_used():
         def build():
             built.append(size)
             return (np.zeros(size, dtype=np.uint8), {"same": np.zeros(8, dtype=np.uint8)}, 7)
+
         return build
 
     a = cache.get(0, "a", table(1000))

@@ -20,8 +20,9 @@ def test_warmup_without_gpu_says_there_is_nothing_to_do():
 def _fake_cubin(tmp_path, sources):
     cubin = tmp_path / "sm_90.cubin"
     cubin.write_bytes(b"\0")
-    (tmp_path / "sm_90.cubin.json").write_text(json.dumps({"arch": "sm_90", "sources": sources,
-                                                           "kernels": {"a<1>": "_Z1a"}}))
+    (tmp_path / "sm_90.cubin.json").write_text(
+        json.dumps({"arch": "sm_90", "sources": sources, "kernels": {"a<1>": "_Z1a"}})
+    )
     return cubin
 
 

@@ -65,7 +65,7 @@ def test_batch_ntt_resumes_after_interruption(tmp_path):
     group = zarr.open_group(str(out / "ntt.zarr"), mode="r+")
     for index in (0, 2, 5):
         group["data_done"][index] = 0
-        group["data"][4 * index:4 * index + 4] = 0
+        group["data"][4 * index : 4 * index + 4] = 0
     summary = last_json(invoke("run", config, "--json"))
     assert summary["created_input"] is False
     assert summary["chunks_written"] == 3 and summary["resumed"] is True
@@ -82,8 +82,9 @@ def test_batch_ntt_fresh_starts_over(tmp_path):
 
 
 def test_batch_ntt_missing_input_without_demo(tmp_path):
-    config = _write(tmp_path, BATCH.replace("batch = 24", "create_demo = false"), out=tmp_path / "o",
-                    data=tmp_path / "missing.zarr")
+    config = _write(
+        tmp_path, BATCH.replace("batch = 24", "create_demo = false"), out=tmp_path / "o", data=tmp_path / "missing.zarr"
+    )
     assert_clean_failure(invoke("run", config), "input.path", "does not exist")
 
 
@@ -120,20 +121,28 @@ def test_zk_job_and_resume(tmp_path, field, workers):
 
 
 def test_zk_job_coset(tmp_path):
-    config = _write(tmp_path, ZK.replace("verify_points = 2", "verify_points = 2\ncoset = true"), out=tmp_path / "zk",
-                    field="bls12-377", workers=1)
+    config = _write(
+        tmp_path,
+        ZK.replace("verify_points = 2", "verify_points = 2\ncoset = true"),
+        out=tmp_path / "zk",
+        field="bls12-377",
+        workers=1,
+    )
     assert last_json(invoke("run", config, "--json"))["computed"] == 2
     results = json.loads((tmp_path / "zk" / "results.json").read_text())
     assert all(r["coset"] and r["points_wrong"] == 0 and r["round_trip_exact"] for r in results)
 
 
-@pytest.mark.parametrize("text, words", [
-    ("[job]\nkind = 'nope'\n", ["job.kind"]),
-    ("[job]\nkind = 'zk-ntt'\n[zk]\nlog_m = 3\n", ["zk.log_m"]),
-    ("[job]\nkind = 'zk-ntt'\n[extra]\n", ["[extra]"]),
-    ("[job\n", ["TOML"]),
-    ("[cluster]\n", ["[job]"]),
-])
+@pytest.mark.parametrize(
+    "text, words",
+    [
+        ("[job]\nkind = 'nope'\n", ["job.kind"]),
+        ("[job]\nkind = 'zk-ntt'\n[zk]\nlog_m = 3\n", ["zk.log_m"]),
+        ("[job]\nkind = 'zk-ntt'\n[extra]\n", ["[extra]"]),
+        ("[job\n", ["TOML"]),
+        ("[cluster]\n", ["[job]"]),
+    ],
+)
 def test_bad_configs(tmp_path, text, words):
     config = tmp_path / "bad.toml"
     config.write_text(text)
@@ -147,8 +156,12 @@ def test_missing_config(tmp_path):
 
 
 def test_shipped_configs_load():
-    for name, kind in (("batch_ntt", "batch-ntt"), ("zk_ntt", "zk-ntt"), ("zk_ntt_gpu", "zk-ntt"),
-                       ("bfv_analytics", "bfv-analytics")):
+    for name, kind in (
+        ("batch_ntt", "batch-ntt"),
+        ("zk_ntt", "zk-ntt"),
+        ("zk_ntt_gpu", "zk-ntt"),
+        ("bfv_analytics", "bfv-analytics"),
+    ):
         assert load_config(f"workflows/{name}.toml")["job"]["kind"] == kind
 
 

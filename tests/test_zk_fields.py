@@ -15,7 +15,6 @@ from hebatch.backend.cpu.ntt256 import NumpyFieldNTT, bitrev_indices, field_digi
 from hebatch.field import BABYBEAR_FIELD, GOLDILOCKS_FIELD, is_prime, two_adicity
 
 from .conftest import to_host
-from .dist_support import client  # noqa: F401  (a fixture)
 
 BIG_FIELDS = [hb.BN254_FR, hb.BLS12_381_FR, hb.BLS12_377_FR]
 ALL_FIELDS = BIG_FIELDS + [GOLDILOCKS_FIELD, BABYBEAR_FIELD]
@@ -28,7 +27,7 @@ def rand_ints(field, count, edges=True):
     """count random elements, starting with the edge values 0, 1, p-1, p-2 when there is room."""
     values = [rng.randrange(field.p) for _ in range(count)]
     if edges:
-        for i, v in enumerate([0, 1, field.p - 1, field.p - 2][:count]):
+        for v in [0, 1, field.p - 1, field.p - 2][:count]:
             values[rng.randrange(count)] = v
     return values
 
@@ -55,6 +54,7 @@ def ints(field, arr):
 
 
 # -- field facts ------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("field", ALL_FIELDS, ids=lambda f: f.name)
 def test_field_facts(field):
@@ -117,6 +117,7 @@ def test_root_of_unity_rejects_bad_sizes(field):
 
 # -- limbs and Montgomery form -----------------------------------------------------------------
 
+
 @pytest.mark.parametrize("field", ALL_FIELDS, ids=lambda f: f.name)
 def test_limb_round_trip(field):
     values = rand_ints(field, 60)
@@ -162,6 +163,7 @@ def test_digit_arithmetic_matches_python_ints(field):
 
 
 # -- NTT ---------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("field", BIG_FIELDS, ids=ids)
 @pytest.mark.parametrize("n", [2, 4, 16, 64])
@@ -231,8 +233,9 @@ def test_orders(field, negacyclic):
             assert (back == src).all()
 
 
-@pytest.mark.parametrize("modulus", [hb.GOLDILOCKS, hb.BABYBEAR, GOLDILOCKS_FIELD],
-                         ids=["goldilocks", "babybear", "gl-field"])
+@pytest.mark.parametrize(
+    "modulus", [hb.GOLDILOCKS, hb.BABYBEAR, GOLDILOCKS_FIELD], ids=["goldilocks", "babybear", "gl-field"]
+)
 def test_orders_one_word(modulus):
     q = modulus.p if isinstance(modulus, hb.PrimeField) else modulus
     n = 64
@@ -255,6 +258,7 @@ def test_inplace_and_batch_shapes():
 
 
 # -- coset NTT and LDE --------------------------------------------------------------------------
+
 
 def _coset_oracle(coeffs, shift, root, size, p):
     return [horner(coeffs, shift * pow(root, k, p) % p, p) for k in range(size)]
@@ -288,8 +292,11 @@ def test_lde_matches_the_interpolating_polynomial(field, blowup):
         assert ints(field, got) == _coset_oracle(coeffs, field.generator if s is None else s, big_root, blowup * n, p)
 
 
-@pytest.mark.parametrize("field", [GOLDILOCKS_FIELD, BABYBEAR_FIELD, hb.GOLDILOCKS, hb.BABYBEAR],
-                         ids=["goldilocks-field", "babybear-field", "goldilocks-int", "babybear-int"])
+@pytest.mark.parametrize(
+    "field",
+    [GOLDILOCKS_FIELD, BABYBEAR_FIELD, hb.GOLDILOCKS, hb.BABYBEAR],
+    ids=["goldilocks-field", "babybear-field", "goldilocks-int", "babybear-int"],
+)
 def test_coset_and_lde_one_word(field):
     q = field.p if isinstance(field, hb.PrimeField) else field
     dtype = np.uint32 if q == hb.BABYBEAR else np.uint64
@@ -308,6 +315,7 @@ def test_coset_and_lde_one_word(field):
 
 
 # -- validation -----------------------------------------------------------------------------------
+
 
 def test_validation_errors():
     f = hb.BN254_FR
@@ -349,7 +357,7 @@ def test_validation_errors():
         hb.coset_ntt(good, f, 0)
     with pytest.raises(TypeError, match="shift must be an int"):
         hb.coset_ntt(good, f, 1.5)
-    with pytest.raises(TypeError, match="field must be a hb.PrimeField or a prime modulus"):
+    with pytest.raises(TypeError, match=r"field must be a hb.PrimeField or a prime modulus"):
         hb.coset_ntt(good, "bn254")
     with pytest.raises(TypeError, match="x must be a NumPy or CuPy array"):
         hb.ntt(good.tolist(), f)
@@ -360,7 +368,7 @@ def test_validation_errors():
 def test_dispatch_picks_the_numpy_engine():
     assert isinstance(get(np.zeros((1, 2, 4), dtype=np.uint64)).ntt256, NumpyFieldNTT)
     with pytest.raises(TypeError, match="x must be a NumPy or CuPy array"):
-        get([1, 2]).ntt256
+        _ = get([1, 2]).ntt256
 
 
 @settings(max_examples=25, deadline=None)
@@ -380,6 +388,7 @@ def test_round_trips_hypothesis(field, log_n, data):
 
 # -- GPU == CPU (the CuPy engine lives in hebatch/backend/gpu/ntt256.py) -------------------------------
 
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("field", BIG_FIELDS, ids=ids)
 def test_gpu_matches_cpu(field):
@@ -390,15 +399,20 @@ def test_gpu_matches_cpu(field):
         want = hb.ntt(x, field, **kwargs)
         got = hb.ntt(cupy.asarray(x), field, **kwargs)
         assert isinstance(got, cupy.ndarray) and (to_host(got) == want).all()
-        back = hb.intt(got, field, negacyclic=kwargs.get("negacyclic", False),
-                       input_order=kwargs.get("output_order", "natural"),
-                       output_order=kwargs.get("input_order", "natural"))
+        back = hb.intt(
+            got,
+            field,
+            negacyclic=kwargs.get("negacyclic", False),
+            input_order=kwargs.get("output_order", "natural"),
+            output_order=kwargs.get("input_order", "natural"),
+        )
         assert (to_host(back) == x).all()
     assert (to_host(hb.coset_ntt(cupy.asarray(x), field)) == hb.coset_ntt(x, field)).all()
     assert (to_host(hb.lde(cupy.asarray(x[0, :64]), field, 4)) == hb.lde(x[0, :64], field, 4)).all()
 
 
 # -- one transform over Dask workers (4-step with limb axes) --------------------------------------
+
 
 @pytest.mark.parametrize("negacyclic", [False, True])
 @pytest.mark.parametrize("inverse", [False, True])
@@ -407,17 +421,18 @@ def test_block_steps_compose_over_a_field(negacyclic, inverse):
 
     field, n = hb.BLS12_381_FR, 64
     x = rand_limbs(field, (n,))
-    spec = blocks.four_step_spec(n, field, field.root_of_unity(2 * n if negacyclic else n),
-                                 negacyclic=negacyclic, inverse=inverse, split=(4, 16))
+    spec = blocks.four_step_spec(
+        n, field, field.root_of_unity(2 * n if negacyclic else n), negacyclic=negacyclic, inverse=inverse, split=(4, 16)
+    )
     a = x.reshape(4, 16, 4)
-    y = np.concatenate([blocks.column_block(a[:, c:c + 8], spec, c) for c in (0, 8)])  # Y[j2][k1]
+    y = np.concatenate([blocks.column_block(a[:, c : c + 8], spec, c) for c in (0, 8)])  # Y[j2][k1]
     d = blocks.row_block(np.ascontiguousarray(y.swapaxes(0, 1)), spec)  # D[k1][k2]
     got = np.ascontiguousarray(d.swapaxes(0, 1)).reshape(n, 4)
     assert (got == hb.ntt(x, field, negacyclic=negacyclic, inverse=inverse)).all()
 
 
 @pytest.mark.parametrize("field", BIG_FIELDS, ids=ids)
-def test_ntt_large_over_fields(client, field):  # noqa: F811  (client is a fixture)
+def test_ntt_large_over_fields(client, field):
     from hebatch import dist
 
     n = 2**8
@@ -435,7 +450,7 @@ def test_ntt_large_over_fields(client, field):  # noqa: F811  (client is a fixtu
         dist.ntt_large(x[:, 0], field)
 
 
-def test_ntt_large_one_word_field(client):  # noqa: F811
+def test_ntt_large_one_word_field(client):
     from hebatch import dist
 
     x = np.array([rng.randrange(hb.GOLDILOCKS) for _ in range(2**8)], dtype=np.uint64)

@@ -30,9 +30,20 @@ def _positive_int(value, name: str) -> int:
     return value
 
 
-def cluster_options(*, queue=None, account=None, walltime="01:00:00", cpus_per_gpu=8, memory_per_gpu="64GB",
-                    threads=WORKER_THREADS, interface=None, python=None, log_directory="hebatch-slurm-logs",
-                    dashboard_address=":8787", job_extra_directives=()) -> dict:
+def cluster_options(
+    *,
+    queue=None,
+    account=None,
+    walltime="01:00:00",
+    cpus_per_gpu=8,
+    memory_per_gpu="64GB",
+    threads=WORKER_THREADS,
+    interface=None,
+    python=None,
+    log_directory="hebatch-slurm-logs",
+    dashboard_address=":8787",
+    job_extra_directives=(),
+) -> dict:
     """The keyword arguments of dask_jobqueue.SLURMCluster for one-GPU hebatch workers.
 
     Each SLURM job is one task (dask-jobqueue writes `-n 1`) with `cpus_per_gpu` CPUs
@@ -48,8 +59,9 @@ def cluster_options(*, queue=None, account=None, walltime="01:00:00", cpus_per_g
         raise ValueError(f"threads ({threads}) must not exceed cpus_per_gpu ({cpus_per_gpu})")
     extra = list(job_extra_directives)
     if any(d.strip().startswith(("--gpus", "--gres", "-G")) for d in extra):
-        raise ValueError("job_extra_directives must not request GPUs: each worker job asks for exactly one "
-                         "(--gpus-per-task=1)")
+        raise ValueError(
+            "job_extra_directives must not request GPUs: each worker job asks for exactly one (--gpus-per-task=1)"
+        )
     return {
         "queue": queue,
         "account": account,
@@ -74,8 +86,9 @@ def slurm_cluster_class():
     try:
         from dask_jobqueue import SLURMCluster
     except ImportError:
-        raise ModuleNotFoundError("SLURM deployment needs the dask-jobqueue package (>= 0.8.2): "
-                                  "pip install 'dask-jobqueue>=0.8.2'") from None
+        raise ModuleNotFoundError(
+            "SLURM deployment needs the dask-jobqueue package (>= 0.8.2): pip install 'dask-jobqueue>=0.8.2'"
+        ) from None
     return SLURMCluster
 
 
@@ -87,8 +100,9 @@ def start_cluster(nodes: int, gpus_per_node: int, **options):
     return cluster
 
 
-def run_ntt(address: str, source: str, target: str, moduli, *, negacyclic=False, inverse=False,
-            workers=None, wait_timeout=600) -> int:
+def run_ntt(
+    address: str, source: str, target: str, moduli, *, negacyclic=False, inverse=False, workers=None, wait_timeout=600
+) -> int:
     """Transform the Zarr batch at `source` into `target` on the cluster at `address`; chunks written.
 
     moduli: one modulus (an int, or a one-element list) for a (batch, n) store, or one per limb for
@@ -119,8 +133,13 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description="Batch NTT of a Zarr store on SLURM GPU nodes (dask-jobqueue).")
     parser.add_argument("input", help="Zarr store of the batch: (batch, n) or (batch, limbs, n)")
     parser.add_argument("output", help="Zarr store to write (a rerun resumes it)")
-    parser.add_argument("--modulus", type=_moduli, action="append", required=True,
-                        help="modulus, or one per limb separated by commas (repeatable)")
+    parser.add_argument(
+        "--modulus",
+        type=_moduli,
+        action="append",
+        required=True,
+        help="modulus, or one per limb separated by commas (repeatable)",
+    )
     parser.add_argument("--negacyclic", action="store_true")
     parser.add_argument("--inverse", action="store_true")
     parser.add_argument("--nodes", type=int, default=1)
@@ -137,9 +156,17 @@ def main(argv=None) -> int:
     parser.add_argument("--wait-timeout", type=float, default=600, help="seconds to wait for all workers")
     parser.add_argument("--print-job-script", action="store_true", help="print one worker's job script and exit")
     args = parser.parse_args(argv)
-    options = dict(queue=args.queue, account=args.account, walltime=args.walltime, cpus_per_gpu=args.cpus_per_gpu,
-                   memory_per_gpu=args.memory_per_gpu, threads=args.threads, interface=args.interface,
-                   python=args.python, job_extra_directives=args.job_extra)
+    options = dict(
+        queue=args.queue,
+        account=args.account,
+        walltime=args.walltime,
+        cpus_per_gpu=args.cpus_per_gpu,
+        memory_per_gpu=args.memory_per_gpu,
+        threads=args.threads,
+        interface=args.interface,
+        python=args.python,
+        job_extra_directives=args.job_extra,
+    )
     moduli = [q for group in args.modulus for q in group]
     try:
         workers = _positive_int(args.nodes, "--nodes") * _positive_int(args.gpus_per_node, "--gpus-per-node")
@@ -148,11 +175,19 @@ def main(argv=None) -> int:
                 print(cluster.job_script())
             return 0
         with start_cluster(args.nodes, args.gpus_per_node, **options) as cluster:
-            print(f"hebatch: asked SLURM for {workers} GPU workers; dashboard: {cluster.dashboard_link}",
-                  file=sys.stderr)
-            written = run_ntt(cluster.scheduler_address, args.input, args.output, moduli,
-                              negacyclic=args.negacyclic, inverse=args.inverse, workers=workers,
-                              wait_timeout=args.wait_timeout)
+            print(
+                f"hebatch: asked SLURM for {workers} GPU workers; dashboard: {cluster.dashboard_link}", file=sys.stderr
+            )
+            written = run_ntt(
+                cluster.scheduler_address,
+                args.input,
+                args.output,
+                moduli,
+                negacyclic=args.negacyclic,
+                inverse=args.inverse,
+                workers=workers,
+                wait_timeout=args.wait_timeout,
+            )
     except (ValueError, TypeError, ModuleNotFoundError) as error:
         print(f"hebatch_slurm.py: {error}", file=sys.stderr)
         return 2

@@ -114,8 +114,13 @@ def main(argv=None) -> int:
     parser.add_argument("--inverse", action="store_true")
     parser.add_argument("--partition")
     parser.add_argument("--account")
-    parser.add_argument("--extra", action="append", default=[], dest="extra_directives",
-                        help="another sbatch option, e.g. --extra=--constraint=h100 (repeatable)")
+    parser.add_argument(
+        "--extra",
+        action="append",
+        default=[],
+        dest="extra_directives",
+        help="another sbatch option, e.g. --extra=--constraint=h100 (repeatable)",
+    )
     for key in ("job_name", "memory_per_gpu", "walltime", "log_dir", "run_dir"):
         parser.add_argument("--" + key.replace("_", "-"), default=DEFAULTS[key])
     for key in _POSITIVE:

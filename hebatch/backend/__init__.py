@@ -85,5 +85,20 @@ def cache_stats() -> dict:
     return dict(sorted(stats.items()))
 
 
-__all__ = ["Engines", "FieldNTT", "LANE_MODES", "MODCONST_DTYPE", "RnsOps", "WORD_BITS", "WordNTT", "arith_name", "cache_stats", "get", "gpu_available", "kernel_dir",
-           "prebuilt_status", "shipped_cubin", "source_digest"]
+__all__ = [
+    "Engines",
+    "FieldNTT",
+    "LANE_MODES",
+    "MODCONST_DTYPE",
+    "RnsOps",
+    "WORD_BITS",
+    "WordNTT",
+    "arith_name",
+    "cache_stats",
+    "get",
+    "gpu_available",
+    "kernel_dir",
+    "prebuilt_status",
+    "shipped_cubin",
+    "source_digest",
+]

@@ -103,9 +103,14 @@ class TableCache:
 
     def stats(self) -> dict:
         with self._lock:
-            return {device: {"entries": len(entries), "bytes": self._bytes.get(device, 0),
-                             "budget_bytes": self.budget(device)}
-                    for device, entries in self._entries.items()}
+            return {
+                device: {
+                    "entries": len(entries),
+                    "bytes": self._bytes.get(device, 0),
+                    "budget_bytes": self.budget(device),
+                }
+                for device, entries in self._entries.items()
+            }
 
 
 TABLES = TableCache()

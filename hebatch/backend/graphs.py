@@ -96,8 +96,9 @@ class GraphReplayer:
     recently used dropped first). cupy: the CuPy module (a stand-in in tests).
     """
 
-    def __init__(self, max_input_bytes: int = 32 << 20, max_graphs: int = 32, max_graph_bytes: int = 2 << 30,
-                 cupy=None):
+    def __init__(
+        self, max_input_bytes: int = 32 << 20, max_graphs: int = 32, max_graph_bytes: int = 2 << 30, cupy=None
+    ):
         if cupy is None:
             import cupy
         self.cp = cupy
@@ -138,16 +139,24 @@ class GraphReplayer:
         try:
             recorded = _Recorded(cp, fn, inputs, constants, owners)
             out = recorded.replay(inputs, constants, owners)
-        except Exception as err:  # noqa: BLE001 - recording is an optimisation; the direct run decides
+        except Exception as err:  # recording is an optimisation; the direct run decides
             self._set(full_key, _OFF)
-            warnings.warn(f"CUDA graph for {full_key[0]!r} not recorded ({type(err).__name__}: {err}); "
-                          "running its launches one by one", RuntimeWarning, stacklevel=3)
+            warnings.warn(
+                f"CUDA graph for {full_key[0]!r} not recorded ({type(err).__name__}: {err}); "
+                "running its launches one by one",
+                RuntimeWarning,
+                stacklevel=3,
+            )
             return fn(*arrays)
         direct = fn(*arrays)
         if not bool(cp.array_equal(out, direct)):
             self._set(full_key, _OFF)
-            warnings.warn(f"CUDA graph for {full_key[0]!r} replayed a different result than its direct run; "
-                          "running its launches one by one", RuntimeWarning, stacklevel=3)
+            warnings.warn(
+                f"CUDA graph for {full_key[0]!r} replayed a different result than its direct run; "
+                "running its launches one by one",
+                RuntimeWarning,
+                stacklevel=3,
+            )
             return direct
         self._set(full_key, recorded)
         return direct

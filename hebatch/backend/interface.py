@@ -18,13 +18,14 @@ from __future__ import annotations
 
 import abc
 import math
+from typing import Any
 
 import numpy as np
 
 
 class WordNTT(abc.ABC):
     name: str
-    xp = None  # the array module (numpy, cupy)
+    xp: Any = None  # the array module (numpy, cupy)
 
     def work_dtype(self, dtype, moduli):
         """The dtype the backend computes in for data of `dtype` (inputs are converted to it)."""
@@ -36,14 +37,15 @@ class WordNTT(abc.ABC):
     def shares_memory(self, a, b) -> bool:
         return bool(self.xp.shares_memory(a, b))
 
-    def check_same_device(self, a, b) -> None:
+    def check_same_device(self, a, b) -> None:  # noqa: B027 (one device: nothing to check unless overridden)
         """Raise ValueError if a and b live on different devices."""
 
     def broadcast_to(self, x, shape):
         return self.xp.broadcast_to(x, shape)
 
-    def twiddle_grid_mul(self, x, modulus: int, root: int, row0: int, col0: int,
-                         row_step: int = 1, col_step: int = 1, *, out=None):
+    def twiddle_grid_mul(
+        self, x, modulus: int, root: int, row0: int, col0: int, row_step: int = 1, col_step: int = 1, *, out=None
+    ):
         """The twiddle step of a 4-step NTT on one block of its n1 x n2 matrix.
 
         Returns y with, for every 0 <= i < R and 0 <= j < C,
@@ -105,7 +107,8 @@ class FieldNTT(abc.ABC):
 
     @abc.abstractmethod
     def twiddle_grid(self, x, field, root: int, row0: int, col0: int, row_step: int = 1, col_step: int = 1):
-        """The 4-step twiddles of one block, (rows, cols, limbs): x[i, j] * root^((row0 + row_step i)(col0 + col_step j))."""
+        """The 4-step twiddles of one block, (rows, cols, limbs):
+        x[i, j] * root^((row0 + row_step i)(col0 + col_step j))."""
 
 
 class RnsOps(abc.ABC):
@@ -117,7 +120,7 @@ class RnsOps(abc.ABC):
     otherwise; an operand whose limb axis has size 1 is used for every limb. Results are new arrays.
     Both implementations give bit-identical results."""
 
-    xp = None  # numpy or cupy
+    xp: Any = None  # numpy or cupy
 
     @abc.abstractmethod
     def asarray(self, x):
@@ -204,16 +207,23 @@ class RnsOps(abc.ABC):
         moduli = tuple(moduli)
         count = len(moduli)
         lifted = self.centered_lift(x[..., count:, :], special, moduli)
-        out = self.mul_scalar(self.sub(x[..., :count, :], lifted, moduli), [pow(special, -1, q) for q in moduli],
-                              moduli)
+        out = self.mul_scalar(
+            self.sub(x[..., :count, :], lifted, moduli), [pow(special, -1, q) for q in moduli], moduli
+        )
         return out if add is None else self.add(out, add, moduli)
 
     def tensor(self, a, b, moduli):
         """Tensor product of 2-component ciphertexts in NTT form: a, b (..., 2, L, n) ->
         (..., 3, L, n) = (a0 b0, a0 b1 + a1 b0, a1 b1)."""
         a0, a1, b0, b1 = a[..., 0, :, :], a[..., 1, :, :], b[..., 0, :, :], b[..., 1, :, :]
-        return self.xp.stack([self.mul(a0, b0, moduli), self.mul_add(a0, b1, self.mul(a1, b0, moduli), moduli),
-                              self.mul(a1, b1, moduli)], axis=-3)
+        return self.xp.stack(
+            [
+                self.mul(a0, b0, moduli),
+                self.mul_add(a0, b1, self.mul(a1, b0, moduli), moduli),
+                self.mul(a1, b1, moduli),
+            ],
+            axis=-3,
+        )
 
     def behz_extend(self, x, q, bsk, m_tilde):
         """BEHZ exact extension of x (..., len(q), n) from base q to B_sk: FastBConv of m~ x to B_sk and

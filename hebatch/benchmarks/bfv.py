@@ -137,17 +137,31 @@ def run_variant(name, params, variant, cpu, batch, rng, timed, fft_ms, copy_gbps
         print(f"{name:>8} {variant:>7} ERROR {error}", flush=True)
         return [dict(preset=name, n=params.n, variant=variant, error=error)]
     for op in OPERATIONS:
-        entry = dict(preset=name, n=params.n, log_q=params.log_q, log_qp=params.log_qp, limbs=limbs,
-                     t=params.t, variant=variant, case=op, batch=batch, cufft_ms=fft_ms, copy_GBps=copy_gbps)
+        entry = dict(
+            preset=name,
+            n=params.n,
+            log_q=params.log_q,
+            log_qp=params.log_qp,
+            limbs=limbs,
+            t=params.t,
+            variant=variant,
+            case=op,
+            batch=batch,
+            cufft_ms=fft_ms,
+            copy_GBps=copy_gbps,
+        )
         try:
             fn, inputs = cases[1][op]
             entry["latency_ms"] = timed(fn, inputs, 1)
             fn, inputs = cases[batch][op]
             entry["per_ciphertext_ms"] = timed(fn, inputs, batch)
             entry["rns_calls"] = count_calls(ctx, *[cases[1][op][0], cases[1][op][1][0]])
-            print(f"{name:>8} {params.log_qp:>5} {variant:>7} {op:>15} {entry['latency_ms']:9.4f} "
-                  f"{entry['per_ciphertext_ms']:17.4f} {fft_ms or float('nan'):9.4f} "
-                  f"{copy_gbps or float('nan'):9.0f} {sum(entry['rns_calls'].values()):6d}", flush=True)
+            print(
+                f"{name:>8} {params.log_qp:>5} {variant:>7} {op:>15} {entry['latency_ms']:9.4f} "
+                f"{entry['per_ciphertext_ms']:17.4f} {fft_ms or float('nan'):9.4f} "
+                f"{copy_gbps or float('nan'):9.0f} {sum(entry['rns_calls'].values()):6d}",
+                flush=True,
+            )
         except Exception as exc:
             entry["error"] = "".join(traceback.format_exception_only(type(exc), exc)).strip()
             print(f"{name:>8} {variant:>7} {op:>15} ERROR {entry['error']}", flush=True)
@@ -188,8 +202,10 @@ def main(argv=None) -> int:
     variants = [v for v in args.variants.split(",") if v]
     if not set(variants) <= {"plain", "fused", "graphs"}:
         parser.error(f"--variants: any of plain, fused, graphs, got {args.variants}")
-    print(f"{'preset':>8} {'log q':>5} {'variant':>7} {'operation':>15} {'1 ct ms':>9} {f'per ct of {batch} ms':>17}"
-          f" {'cuFFT ms':>9} {'copy GB/s':>9} {'calls':>6}")
+    print(
+        f"{'preset':>8} {'log q':>5} {'variant':>7} {'operation':>15} {'1 ct ms':>9} {f'per ct of {batch} ms':>17}"
+        f" {'cuFFT ms':>9} {'copy GB/s':>9} {'calls':>6}"
+    )
     for name, params in available_presets(names):
         log_n = params.n.bit_length() - 1
         limbs = len(params.q)
@@ -202,18 +218,27 @@ def main(argv=None) -> int:
         if cp is not None:
             cp.get_default_memory_pool().free_all_blocks()
 
-    result = dict(device=device, backend="cpu" if args.cpu else "gpu",
-                  repeats=repeats, batch=batch, variants=variants,
-                  timing=("latency_ms: one call on one ciphertext; per_ciphertext_ms: one call on a batch of "
-                          f"{batch} divided by {batch}; GPU: CUDA events around the call (host work included), "
-                          "3 warm-up calls, median; CPU: wall clock, median; inputs rotate over "
-                          f"{INPUTS} freshly encrypted ones. multiply_relin includes relinearization; "
-                          "relinearize times it alone on 3-component products. rns_calls: RnsOps method calls of one "
-                          "single-ciphertext call (one kernel launch each; the NTTs, a few launches each, are not "
-                          "among them)."),
-                  references=("per preset, for 2 x limbs rows of n elements (one ciphertext): cuFFT complex64 "
-                              "time and device-to-device copy GB/s (hebatch.benchmarks.harness.references)"),
-                  results=rows)
+    result = dict(
+        device=device,
+        backend="cpu" if args.cpu else "gpu",
+        repeats=repeats,
+        batch=batch,
+        variants=variants,
+        timing=(
+            "latency_ms: one call on one ciphertext; per_ciphertext_ms: one call on a batch of "
+            f"{batch} divided by {batch}; GPU: CUDA events around the call (host work included), "
+            "3 warm-up calls, median; CPU: wall clock, median; inputs rotate over "
+            f"{INPUTS} freshly encrypted ones. multiply_relin includes relinearization; "
+            "relinearize times it alone on 3-component products. rns_calls: RnsOps method calls of one "
+            "single-ciphertext call (one kernel launch each; the NTTs, a few launches each, are not "
+            "among them)."
+        ),
+        references=(
+            "per preset, for 2 x limbs rows of n elements (one ciphertext): cuFFT complex64 "
+            "time and device-to-device copy GB/s (hebatch.benchmarks.harness.references)"
+        ),
+        results=rows,
+    )
     write_result("bfv", result, args.out, device=device)
     return 0 if all("error" not in r for r in rows) else 1
 

@@ -1,7 +1,8 @@
 """Multiplicative depth of the BFV presets: sequential squarings (relinearized) with noise budget left.
 
 Prints, per preset, the noise budget after each squaring and the depth reached. The presets use
-t = 65537 (17 bits); depth depends on t, so compare with other libraries at the same t. Usage: python -m hebatch.benchmarks.bfv_depth [--presets n4096,n8192] [--batch 2] [--json out.json]
+t = 65537 (17 bits); depth depends on t, so compare with other libraries at the same t.
+Usage: python -m hebatch.benchmarks.bfv_depth [--presets n4096,n8192] [--batch 2] [--json out.json]
 """
 
 from __future__ import annotations
@@ -40,9 +41,16 @@ def measure_depth(preset: str, batch: int = 2, backend: str = "cpu", max_depth: 
         if budget <= 0 or not (decrypted == expected).all():
             break
         depth += 1
-    return {"preset": preset, "n": params.n, "log_qp": params.log_qp, "t": params.t, "depth": depth,
-            "budgets": budgets,
-            "seconds": round(time.perf_counter() - start, 2), "backend": ctx.backend}
+    return {
+        "preset": preset,
+        "n": params.n,
+        "log_qp": params.log_qp,
+        "t": params.t,
+        "depth": depth,
+        "budgets": budgets,
+        "seconds": round(time.perf_counter() - start, 2),
+        "backend": ctx.backend,
+    }
 
 
 def main(argv=None):
@@ -58,8 +66,10 @@ def main(argv=None):
     for preset in args.presets.split(","):
         row = measure_depth(preset, args.batch, args.backend, verbose=args.verbose)
         rows.append(row)
-        print(f"{preset:>8} {row['log_qp']:>7} {row['t']:>6} {row['depth']:>6}  "
-              f"{row['budgets']} ({row['seconds']} s)", flush=True)
+        print(
+            f"{preset:>8} {row['log_qp']:>7} {row['t']:>6} {row['depth']:>6}  {row['budgets']} ({row['seconds']} s)",
+            flush=True,
+        )
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=2)

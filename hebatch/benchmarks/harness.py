@@ -68,8 +68,12 @@ def references(elements: int, nbytes: int, repeats: int, *, rows: int = 1, back_
     import cupy as cp
 
     shape = (rows, elements // rows) if rows > 1 else (elements,)
-    z = [(cp.random.random(shape, dtype=cp.float32) + 1j * cp.random.random(shape, dtype=cp.float32))
-         .astype(cp.complex64) for _ in range(2)]
+    z = [
+        (cp.random.random(shape, dtype=cp.float32) + 1j * cp.random.random(shape, dtype=cp.float32)).astype(
+            cp.complex64
+        )
+        for _ in range(2)
+    ]
     fft_ms = cuda_time(lambda a: cp.fft.fft(a, axis=-1), z, repeats, back_to_back=back_to_back)
     del z
     src = cp.random.randint(0, 2**31, size=(nbytes + 7) // 8, dtype=cp.int64).view(cp.uint64)
@@ -117,9 +121,12 @@ def add_common_args(parser: argparse.ArgumentParser, repeats: int = 25) -> None:
     """--quick, --repeats, --out: the options every benchmark takes."""
     parser.add_argument("--quick", action="store_true", help="fewer cases and repeats (a smoke run)")
     parser.add_argument("--repeats", type=int, default=repeats, help="timed samples per case (the median is kept)")
-    parser.add_argument("--out", type=pathlib.Path, default=None,
-                        help="a directory for the JSON result, or a file ending in .json (default: the current "
-                             "directory)")
+    parser.add_argument(
+        "--out",
+        type=pathlib.Path,
+        default=None,
+        help="a directory for the JSON result, or a file ending in .json (default: the current directory)",
+    )
 
 
 def write_result(benchmark: str, result: dict, out=None, *, device: str | None = None) -> pathlib.Path:

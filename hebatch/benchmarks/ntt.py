@@ -23,8 +23,11 @@ SINGLE_CASES = [(20, 1), (22, 1), (24, 1), (26, 1), (27, 1), (28, 1)]
 RADIX2_MAX_LOG_N = 24
 
 
-MODULI_BY_NAME = {"q60": (hb.ntt_primes(60, 2**27, 1)[0], np.uint64), "goldilocks": (hb.GOLDILOCKS, np.uint64),
-                  "babybear": (hb.BABYBEAR, np.uint32)}
+MODULI_BY_NAME = {
+    "q60": (hb.ntt_primes(60, 2**27, 1)[0], np.uint64),
+    "goldilocks": (hb.GOLDILOCKS, np.uint64),
+    "babybear": (hb.BABYBEAR, np.uint32),
+}
 
 
 def moduli():
@@ -64,8 +67,10 @@ def main(argv=None):
     device = device_name()
     rows = []
     print(f"device: {device}")
-    header = (f"{'case':>12} {'modulus':>10} {'dir':>4} {'algo':>6} {'ms':>9} {'1-call ms':>9} {'cuFFT ms':>9} "
-              f"{'ratio':>6} {'GB/s':>7} {'copy GB/s':>9} {'of copy':>7}")
+    header = (
+        f"{'case':>12} {'modulus':>10} {'dir':>4} {'algo':>6} {'ms':>9} {'1-call ms':>9} {'cuFFT ms':>9} "
+        f"{'ratio':>6} {'GB/s':>7} {'copy GB/s':>9} {'of copy':>7}"
+    )
     print(header)
     for log_n, batch in cases:
         fft_ms, copy_gbps = case_references(log_n, batch, repeats)
@@ -85,43 +90,78 @@ def main(argv=None):
                 for algorithm in algorithms:
                     if algorithm == "radix2" and log_n > RADIX2_MAX_LOG_N:
                         continue  # its full-size tables are built on the host: not worth it here
-                    entry = dict(log_n=log_n, batch=batch, modulus=name, q=q, dtype=np.dtype(dtype).name,
-                                 direction="inverse" if inverse else "forward", algorithm=algorithm,
-                                 negacyclic=negacyclic, cufft_ms=fft_ms, copy_GBps=copy_gbps)
+                    entry = dict(
+                        log_n=log_n,
+                        batch=batch,
+                        modulus=name,
+                        q=q,
+                        dtype=np.dtype(dtype).name,
+                        direction="inverse" if inverse else "forward",
+                        algorithm=algorithm,
+                        negacyclic=negacyclic,
+                        cufft_ms=fft_ms,
+                        copy_GBps=copy_gbps,
+                    )
                     try:
+
                         def call(a):
-                            return hb.ntt(a, q, negacyclic=negacyclic, inverse=inverse, algorithm=algorithm,
-                                          check=False)
+                            return hb.ntt(
+                                a, q, negacyclic=negacyclic, inverse=inverse, algorithm=algorithm, check=False
+                            )
 
                         ms = cuda_time(call, inputs, repeats, back_to_back=STREAMED)
                         latency = cuda_time(call, inputs, repeats)
                         nbytes = inputs[0].nbytes
-                        entry.update(ms=ms, latency_ms=latency, ratio_to_cufft=ms / fft_ms, GBps=2 * nbytes / ms / 1e6,
-                                     fraction_of_copy=(2 * nbytes / ms / 1e6) / copy_gbps)
-                        print(f"{f'2^{log_n}x{batch}':>12} {name:>10} {'inv' if inverse else 'fwd':>4} {algorithm:>6} "
-                              f"{ms:9.4f} {latency:9.4f} {fft_ms:9.4f} {ms / fft_ms:6.2f} {entry['GBps']:7.0f} {copy_gbps:9.0f} "
-                              f"{entry['fraction_of_copy']:7.2f}", flush=True)
+                        entry.update(
+                            ms=ms,
+                            latency_ms=latency,
+                            ratio_to_cufft=ms / fft_ms,
+                            GBps=2 * nbytes / ms / 1e6,
+                            fraction_of_copy=(2 * nbytes / ms / 1e6) / copy_gbps,
+                        )
+                        print(
+                            f"{f'2^{log_n}x{batch}':>12} {name:>10} {'inv' if inverse else 'fwd':>4} {algorithm:>6} "
+                            f"{ms:9.4f} {latency:9.4f} {fft_ms:9.4f} {ms / fft_ms:6.2f} {entry['GBps']:7.0f} "
+                            f"{copy_gbps:9.0f} {entry['fraction_of_copy']:7.2f}",
+                            flush=True,
+                        )
                     except Exception as exc:
                         entry["error"] = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-                        print(f"{f'2^{log_n}x{batch}':>12} {name:>10} {algorithm:>6} ERROR {entry['error']}", flush=True)
+                        print(
+                            f"{f'2^{log_n}x{batch}':>12} {name:>10} {algorithm:>6} ERROR {entry['error']}", flush=True
+                        )
                     rows.append(entry)
             # the cost of the entry range check (one extra read and a host synchronisation)
             if name == "q60":
                 checked = cuda_time(lambda a: hb.ntt(a, q, negacyclic=negacyclic), inputs, repeats)
-                rows.append(dict(log_n=log_n, batch=batch, modulus=name, direction="forward", algorithm="auto",
-                                 check=True, ms=checked))
+                rows.append(
+                    dict(
+                        log_n=log_n,
+                        batch=batch,
+                        modulus=name,
+                        direction="forward",
+                        algorithm="auto",
+                        check=True,
+                        ms=checked,
+                    )
+                )
             del inputs
             cp.get_default_memory_pool().free_all_blocks()
 
-    result = dict(device=device, repeats=repeats, cases=[list(c) for c in cases], algorithms=algorithms,
-                  timing=f"ms: median over samples of CUDA-event time / {STREAMED} for {STREAMED} consecutive calls "
-                         "(cuFFT and copy timed the same way); latency_ms: events around one call, host work "
-                         "included; 3 warm-up calls; inputs rotate "
-                         "over freshly drawn random arrays; negacyclic transforms (cyclic where the field has "
-                         "no 2n-th root); check=False",
-                  references="cuFFT: cupy.fft.fft on complex64 of the same element count; copy: device-to-device "
-                             "of the same bytes, GB/s counting read + write",
-                  results=rows)
+    result = dict(
+        device=device,
+        repeats=repeats,
+        cases=[list(c) for c in cases],
+        algorithms=algorithms,
+        timing=f"ms: median over samples of CUDA-event time / {STREAMED} for {STREAMED} consecutive calls "
+        "(cuFFT and copy timed the same way); latency_ms: events around one call, host work "
+        "included; 3 warm-up calls; inputs rotate "
+        "over freshly drawn random arrays; negacyclic transforms (cyclic where the field has "
+        "no 2n-th root); check=False",
+        references="cuFFT: cupy.fft.fft on complex64 of the same element count; copy: device-to-device "
+        "of the same bytes, GB/s counting read + write",
+        results=rows,
+    )
     return write_result("ntt", result, args.out, device=device)
 
 

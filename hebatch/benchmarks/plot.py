@@ -28,13 +28,18 @@ def kind_of(result: dict, path="results") -> str:
         return "zk"
     if any("modulus" in r for r in rows):
         return "ntt"
-    raise ValueError(f"{path} is not a result of the ntt, zk or bfv benchmark (no 'results' rows with "
-                     "modulus, field or preset): plot a JSON file that `hebatch bench ntt|zk|bfv` wrote")
+    raise ValueError(
+        f"{path} is not a result of the ntt, zk or bfv benchmark (no 'results' rows with "
+        "modulus, field or preset): plot a JSON file that `hebatch bench ntt|zk|bfv` wrote"
+    )
 
 
 def _timed(rows):
-    return [r for r in rows if isinstance(r, dict) and ("ms" in r or "per_ciphertext_ms" in r)
-            and "error" not in r and "skipped" not in r]
+    return [
+        r
+        for r in rows
+        if isinstance(r, dict) and ("ms" in r or "per_ciphertext_ms" in r) and "error" not in r and "skipped" not in r
+    ]
 
 
 def series(result: dict) -> tuple[str, str, dict, dict]:
@@ -49,7 +54,8 @@ def series(result: dict) -> tuple[str, str, dict, dict]:
             refs[f"cuFFT complex64, {what}"].setdefault(x, row["cufft_ms"])
         if row.get("copy_GBps"):  # GB/s counting read + write: a copy of nbytes moves 2 * nbytes
             refs[f"device copy, {what.replace('elements', 'bytes')}"].setdefault(
-                x, 2 * nbytes / (row["copy_GBps"] * 1e6))
+                x, 2 * nbytes / (row["copy_GBps"] * 1e6)
+            )
 
     if kind == "ntt":
         xlabel, title = "elements per call (n x batch)", "Batched NTT (forward, auto algorithm)"
@@ -99,8 +105,10 @@ def plot(result_path, out_path) -> pathlib.Path:
         raise ImportError("plots need matplotlib: pip install 'hebatch[plot]' (or pip install matplotlib)") from None
     result_path, out_path = pathlib.Path(result_path), pathlib.Path(out_path)
     if not result_path.is_file():
-        raise FileNotFoundError(f"--from-json {result_path} does not exist: give a JSON file that "
-                                "`hebatch bench ntt|zk|bfv` wrote (e.g. in benchmarks/results/)")
+        raise FileNotFoundError(
+            f"--from-json {result_path} does not exist: give a JSON file that "
+            "`hebatch bench ntt|zk|bfv` wrote (e.g. in benchmarks/results/)"
+        )
     try:
         result = json.loads(result_path.read_text())
     except json.JSONDecodeError as error:

@@ -76,8 +76,10 @@ def main(argv=None):
     repeats = max(15, args.repeats)
     rows, refs = [], {}
     print(f"device: {device}, {sms} SMs at {clock_khz / 1e6:.2f} GHz: integer floor from {imad_per_s:.3g} IMAD/s")
-    print(f"{'case':>9} {'field':>10} {'dir':>16} {'ms':>9} {'cuFFT':>8} {'copy ms':>8} {'mem floor':>9} "
-          f"{'of mem':>6} {'int floor':>9} {'of int':>6}")
+    print(
+        f"{'case':>9} {'field':>10} {'dir':>16} {'ms':>9} {'cuFFT':>8} {'copy ms':>8} {'mem floor':>9} "
+        f"{'of mem':>6} {'int floor':>9} {'of int':>6}"
+    )
     for log_n, batch in cases:
         n = 1 << log_n
         reps = args.repeats_large if log_n >= 27 else repeats
@@ -94,39 +96,64 @@ def main(argv=None):
             w = field.root_of_unity(n)
             for direction, inp, outp in DIRECTIONS:
                 run = engine.forward if direction == "forward" else engine.inverse
-                entry = dict(log_n=log_n, batch=batch, field=field.name, direction=direction, input_order=inp,
-                             output_order=outp, repeats=reps, cufft_ms=fft_ms, copy_GBps=copy_gbps)
+                entry = dict(
+                    log_n=log_n,
+                    batch=batch,
+                    field=field.name,
+                    direction=direction,
+                    input_order=inp,
+                    output_order=outp,
+                    repeats=reps,
+                    cufft_ms=fft_ms,
+                    copy_GBps=copy_gbps,
+                )
                 try:
                     ms = cuda_time(lambda a: run(a, field, w, inp, outp), inputs, reps)
                     passes = len(pass_sizes(log_n)) + (1 if inp == outp else 0)
                     mem_floor = passes * 2 * nbytes / (copy_gbps * 1e6)
                     imads = mont_mul_count(log_n, batch, direction == "inverse") * IMADS_PER_MONT
                     int_floor = imads / imad_per_s * 1e3
-                    entry.update(ms=ms, passes_over_memory=passes, memory_floor_ms=mem_floor,
-                                 fraction_of_memory_floor=mem_floor / ms, mont_muls=imads // IMADS_PER_MONT,
-                                 integer_floor_ms=int_floor, fraction_of_integer_floor=int_floor / ms,
-                                 ratio_to_cufft=ms / fft_ms)
-                    print(f"{f'2^{log_n}x{batch}':>9} {field.name:>10} {direction[:3] + ' ' + inp[:3] + '->' + outp[:3]:>16} "
-                          f"{ms:9.3f} {fft_ms:8.3f} {2 * nbytes / (copy_gbps * 1e6):8.3f} {mem_floor:9.3f} "
-                          f"{mem_floor / ms:6.2f} {int_floor:9.3f} {int_floor / ms:6.2f}", flush=True)
+                    entry.update(
+                        ms=ms,
+                        passes_over_memory=passes,
+                        memory_floor_ms=mem_floor,
+                        fraction_of_memory_floor=mem_floor / ms,
+                        mont_muls=imads // IMADS_PER_MONT,
+                        integer_floor_ms=int_floor,
+                        fraction_of_integer_floor=int_floor / ms,
+                        ratio_to_cufft=ms / fft_ms,
+                    )
+                    case = f"{direction[:3]} {inp[:3]}->{outp[:3]}"
+                    print(
+                        f"{f'2^{log_n}x{batch}':>9} {field.name:>10} {case:>16} "
+                        f"{ms:9.3f} {fft_ms:8.3f} {2 * nbytes / (copy_gbps * 1e6):8.3f} {mem_floor:9.3f} "
+                        f"{mem_floor / ms:6.2f} {int_floor:9.3f} {int_floor / ms:6.2f}",
+                        flush=True,
+                    )
                 except Exception as exc:
                     entry["error"] = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-                    print(f"{f'2^{log_n}x{batch}':>9} {field.name:>10} {direction:>16} ERROR {entry['error']}", flush=True)
+                    print(
+                        f"{f'2^{log_n}x{batch}':>9} {field.name:>10} {direction:>16} ERROR {entry['error']}", flush=True
+                    )
                 rows.append(entry)
             del inputs
             cp.get_default_memory_pool().free_all_blocks()
 
     result = dict(
-        device=device, sms=sms, clock_kHz=clock_khz,
+        device=device,
+        sms=sms,
+        clock_kHz=clock_khz,
         timing=f"median of CUDA-event times of one call, 3 warm-up calls; {repeats} repeats "
-               f"({args.repeats_large} for n >= 2^27); inputs random field elements",
+        f"({args.repeats_large} for n >= 2^27); inputs random field elements",
         floors=dict(
             memory="passes over memory x 2 x 32 bytes x elements / device-to-device copy bandwidth (same run)",
-            integer=f"Montgomery products x {IMADS_PER_MONT} IMAD-pipe instructions / (SMs x {IMAD_PER_CLOCK_PER_SM} IMAD "
-                    "per clock x clockRate)"),
+            integer=f"Montgomery products x {IMADS_PER_MONT} IMAD-pipe instructions / "
+            f"(SMs x {IMAD_PER_CLOCK_PER_SM} IMAD per clock x clockRate)",
+        ),
         references="cuFFT: cupy.fft.fft on complex64 of the same element count; copy: device-to-device copy of "
-                   "the same bytes, GB/s counting read + write",
-        results=rows)
+        "the same bytes, GB/s counting read + write",
+        results=rows,
+    )
     return write_result("zk", result, args.out, device=device)
 
 

@@ -48,8 +48,14 @@ def timed(fn, repeats):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--fields", nargs="+", default=["bn254"])
-    parser.add_argument("--log-n", nargs=2, type=int, default=None, metavar=("FROM", "TO"),
-                        help="sizes 2^FROM .. 2^TO (default 10 20; 10 14 with --quick)")
+    parser.add_argument(
+        "--log-n",
+        nargs=2,
+        type=int,
+        default=None,
+        metavar=("FROM", "TO"),
+        help="sizes 2^FROM .. 2^TO (default 10 20; 10 14 with --quick)",
+    )
     add_common_args(parser, repeats=3)
     args = parser.parse_args(argv)
     if args.log_n is None:
@@ -63,20 +69,32 @@ def main(argv=None):
             x = random_elements(field, n)
             X = hb.ntt(x, field)
             horner_check(field, x, X)
-            row = {"field": field.name, "n": n,
-                   "ntt_s": timed(lambda: hb.ntt(x, field), args.repeats),
-                   "intt_s": timed(lambda: hb.intt(X, field), args.repeats),
-                   "coset_ntt_s": timed(lambda: hb.coset_ntt(x, field), args.repeats),
-                   "lde2_s": timed(lambda: hb.lde(X, field, 2), args.repeats) if 2 * n <= 2**field.two_adicity
-                   else None}
+            row = {
+                "field": field.name,
+                "n": n,
+                "ntt_s": timed(lambda: hb.ntt(x, field), args.repeats),
+                "intt_s": timed(lambda: hb.intt(X, field), args.repeats),
+                "coset_ntt_s": timed(lambda: hb.coset_ntt(x, field), args.repeats),
+                "lde2_s": timed(lambda: hb.lde(X, field, 2), args.repeats) if 2 * n <= 2**field.two_adicity else None,
+            }
             rows.append(row)
             lde = "-" if row["lde2_s"] is None else f"{row['lde2_s']:9.4f}"
-            print(f"{field.name:<10} {'2^%d' % log_n:>8} {row['ntt_s']:9.4f} {row['intt_s']:9.4f} "
-                  f"{row['coset_ntt_s']:9.4f} {lde:>9}", flush=True)
+            print(
+                f"{field.name:<10} {f'2^{log_n}':>8} {row['ntt_s']:9.4f} {row['intt_s']:9.4f} "
+                f"{row['coset_ntt_s']:9.4f} {lde:>9}",
+                flush=True,
+            )
     host = platform.node() or "host"
-    result = {"host": host, "processor": platform.processor(), "cpus": os.cpu_count(),
-              "load_average": os.getloadavg(), "numpy": np.__version__, "repeats": args.repeats,
-              "timing": "wall clock, median of --repeats calls after one warm-up", "rows": rows}
+    result = {
+        "host": host,
+        "processor": platform.processor(),
+        "cpus": os.cpu_count(),
+        "load_average": os.getloadavg(),
+        "numpy": np.__version__,
+        "repeats": args.repeats,
+        "timing": "wall clock, median of --repeats calls after one warm-up",
+        "rows": rows,
+    }
     return write_result("zk-cpu", result, args.out, device=host)
 
 

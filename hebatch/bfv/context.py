@@ -13,13 +13,22 @@ from functools import cached_property, partial
 
 import numpy as np
 
-from ..field import is_prime, ntt_primes
 from ..backend import get
 from ..device import resolve_device
+from ..field import is_prime, ntt_primes
 from ..ntt import intt as ring_intt
 from ..ntt import ntt as ring_ntt
-from .objects import (Ciphertext, GaloisKeys, Keys, Plaintext, PublicKey, RelinKey, SecretKey,
-                      check_fingerprint, check_reduced)
+from .objects import (
+    Ciphertext,
+    GaloisKeys,
+    Keys,
+    Plaintext,
+    PublicKey,
+    RelinKey,
+    SecretKey,
+    check_fingerprint,
+    check_reduced,
+)
 from .params import SIGMA, Params
 
 
@@ -80,7 +89,7 @@ class Context:
 
     @property
     def backend(self) -> str:
-        """"cpu" or "gpu": where this context computes."""
+        """ "cpu" or "gpu": where this context computes."""
         return "gpu" if getattr(self.xp, "__name__", "") == "cupy" else "cpu"
 
     # -- constants ---------------------------------------------------------------------------
@@ -122,10 +131,13 @@ class Context:
         data = self.ops.asarray(obj.data)
         if data.dtype != np.uint64:
             raise TypeError(f"{name}: data must be uint64, got {data.dtype}")
-        if cls is Ciphertext and (data.ndim < 3 or tuple(data.shape[-2:]) != (self.L, self.n)
-                                  or data.shape[-3] not in (2, 3)):
-            raise ValueError(f"{name}: ciphertext data must have shape (..., 2 or 3, L={self.L}, n={self.n}), "
-                             f"got {tuple(data.shape)}")
+        if cls is Ciphertext and (
+            data.ndim < 3 or tuple(data.shape[-2:]) != (self.L, self.n) or data.shape[-3] not in (2, 3)
+        ):
+            raise ValueError(
+                f"{name}: ciphertext data must have shape (..., 2 or 3, L={self.L}, n={self.n}), "
+                f"got {tuple(data.shape)}"
+            )
         if cls is Plaintext and (data.ndim < 1 or data.shape[-1] != self.n):
             raise ValueError(f"{name}: plaintext data must have shape (..., n={self.n}), got {tuple(data.shape)}")
         if cls is Plaintext:
@@ -159,8 +171,10 @@ class Context:
         ids = [(name, obj.key_id) for name, obj in named if obj is not None and obj.key_id is not None]
         for name, key_id in ids[1:]:
             if key_id != ids[0][1]:
-                raise ValueError(f"{ids[0][0]} belongs to key {ids[0][1]} but {name} to key {key_id}: "
-                                 "objects of different keys do not mix")
+                raise ValueError(
+                    f"{ids[0][0]} belongs to key {ids[0][1]} but {name} to key {key_id}: "
+                    "objects of different keys do not mix"
+                )
         return ids[0][1] if ids else None
 
     @staticmethod
@@ -169,8 +183,10 @@ class Context:
         try:
             return np.broadcast_shapes(tuple(shape_a), tuple(shape_b))
         except ValueError:
-            raise ValueError(f"{name_a} (batch {tuple(shape_a)}) and {name_b} (batch {tuple(shape_b)}): "
-                             "batch shapes do not broadcast") from None
+            raise ValueError(
+                f"{name_a} (batch {tuple(shape_a)}) and {name_b} (batch {tuple(shape_b)}): "
+                "batch shapes do not broadcast"
+            ) from None
 
     def _replayed(self, key, fn, inputs, constants=(), owners=()):
         """fn(*inputs, *constants), from a recorded CUDA graph where this context keeps them."""
@@ -228,8 +244,12 @@ class Context:
                 elements.append(g)
         gal = [self._ksk(s_ntt, ops.automorphism(s_ntt, g, qp, ntt_form=True)) for g in elements]
         gal_data = self.xp.stack(gal) if gal else self.xp.zeros((0, L, 2, L + 1, n), dtype=np.uint64)
-        keys = Keys(SecretKey(s_ntt, fp, key_id), PublicKey(public_data, fp, key_id),
-                    RelinKey(relin, fp, key_id), GaloisKeys(gal_data, fp, key_id, elements))
+        keys = Keys(
+            SecretKey(s_ntt, fp, key_id),
+            PublicKey(public_data, fp, key_id),
+            RelinKey(relin, fp, key_id),
+            GaloisKeys(gal_data, fp, key_id, elements),
+        )
         self._last_keys = keys
         return keys
 
@@ -319,9 +339,11 @@ class Context:
             budgets = self._budgets(x)
             spent = int((budgets <= 0).sum())
             if spent:
-                raise ValueError(f"ct: {spent} of {budgets.size} batch items have no noise budget left: "
-                                 "their decryption would be garbage (too many multiplications for these "
-                                 "parameters, or a damaged ciphertext)")
+                raise ValueError(
+                    f"ct: {spent} of {budgets.size} batch items have no noise budget left: "
+                    "their decryption would be garbage (too many multiplications for these "
+                    "parameters, or a damaged ciphertext)"
+                )
         y = ops.mul_scalar(x, [t * gamma] * self.L, q)
         z = ops.base_convert(y, q, (t, gamma))
         z = ops.mul_scalar(z, [(-pow(self.big_q, -1, m)) % m for m in (t, gamma)], (t, gamma))
@@ -354,8 +376,12 @@ class Context:
         self._batch_shape(da.shape[:-3], db.shape[:-3], name_a, name_b)
         ka, kb = da.shape[-3], db.shape[-3]
         if ka != kb:  # pad the shorter with zero components
-            pad = lambda d, k: self.xp.concatenate(
-                [d, self.xp.zeros(d.shape[:-3] + (k - d.shape[-3],) + d.shape[-2:], dtype=np.uint64)], axis=-3)
+
+            def pad(d, k):
+                return self.xp.concatenate(
+                    [d, self.xp.zeros(d.shape[:-3] + (k - d.shape[-3],) + d.shape[-2:], dtype=np.uint64)], axis=-3
+                )
+
             da, db = (pad(da, kb), db) if ka < kb else (da, pad(db, ka))
         return da, db, key_id
 
@@ -385,8 +411,12 @@ class Context:
 
     def sub_plain(self, a: Ciphertext, pt: Plaintext) -> Ciphertext:
         """a - pt (slot-wise)."""
-        neg = Plaintext(self.xp.where(self._data(pt, Plaintext, "pt") == 0, np.uint64(0),
-                                      np.uint64(self.t) - self._data(pt, Plaintext, "pt")), self.params.fingerprint)
+        neg = Plaintext(
+            self.xp.where(
+                self._data(pt, Plaintext, "pt") == 0, np.uint64(0), np.uint64(self.t) - self._data(pt, Plaintext, "pt")
+            ),
+            self.params.fingerprint,
+        )
         return self.add_plain(a, neg)
 
     def multiply_plain(self, a: Ciphertext, pt: Plaintext) -> Ciphertext:
@@ -448,7 +478,7 @@ class Context:
             x_full = _ntt(xp.concatenate([x, self._extend_to_bsk(x)], axis=-2), full)
             d = ops.tensor(x_full[..., :2, :, :], x_full[..., 2:, :, :], full)
         d = _intt(d, full)
-        product = self._scale_down(d[..., :self.L, :], d[..., self.L:, :])
+        product = self._scale_down(d[..., : self.L, :], d[..., self.L :, :])
         return self._relinearized(product, arrays[-1]) if relin else product
 
     def square(self, a: Ciphertext, relin_key: RelinKey | None = None) -> Ciphertext:

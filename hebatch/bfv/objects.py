@@ -42,25 +42,29 @@ def _unframe(blob, name: str = "b") -> tuple[dict, bytes]:
     if not isinstance(blob, (bytes, bytearray, memoryview)):
         raise TypeError(f"{name} must be bytes, got {type(blob).__name__}")
     blob = bytes(blob)
-    if blob[:len(MAGIC)] != MAGIC[:len(blob)] or len(blob) < len(MAGIC):
+    if blob[: len(MAGIC)] != MAGIC[: len(blob)] or len(blob) < len(MAGIC):
         raise ValueError(f"{name}: not a hebatch BFV object (bad magic)")
     if len(blob) < _FRAME:
         raise ValueError(f"{name}: truncated: {len(blob)} bytes, shorter than the {_FRAME}-byte frame header")
     _, version, head_len, body_len = _PREFIX.unpack_from(blob)
     if version != VERSION:
-        raise ValueError(f"{name}: format version {version} is not supported (this is {VERSION}); "
-                         "written by another release, or the version field is corrupt")
+        raise ValueError(
+            f"{name}: format version {version} is not supported (this is {VERSION}); "
+            "written by another release, or the version field is corrupt"
+        )
     want = _FRAME + head_len + body_len
     if len(blob) < want:
-        raise ValueError(f"{name}: truncated: {len(blob)} bytes, but the frame says {want} "
-                         "(or a length field is corrupt)")
+        raise ValueError(
+            f"{name}: truncated: {len(blob)} bytes, but the frame says {want} (or a length field is corrupt)"
+        )
     if len(blob) > want:
-        raise ValueError(f"{name}: {len(blob) - want} trailing bytes after the {want}-byte object "
-                         "(or a length field is corrupt)")
-    if _digest(blob[:_PREFIX.size], blob[_FRAME:]) != blob[_PREFIX.size:_FRAME]:
+        raise ValueError(
+            f"{name}: {len(blob) - want} trailing bytes after the {want}-byte object (or a length field is corrupt)"
+        )
+    if _digest(blob[: _PREFIX.size], blob[_FRAME:]) != blob[_PREFIX.size : _FRAME]:
         raise ValueError(f"{name}: checksum mismatch: the bytes are corrupt (BLAKE2b digest over header and data)")
     try:
-        header = json.loads(blob[_FRAME:_FRAME + head_len].decode("utf-8"))
+        header = json.loads(blob[_FRAME : _FRAME + head_len].decode("utf-8"))
     except (UnicodeDecodeError, ValueError):
         raise ValueError(f"{name}: header is not valid UTF-8 JSON") from None
     if not isinstance(header, dict):
@@ -68,7 +72,7 @@ def _unframe(blob, name: str = "b") -> tuple[dict, bytes]:
     for field, types in (("kind", str), ("fingerprint", str), ("key_id", (str, type(None)))):
         if not isinstance(header.get(field), types):
             raise ValueError(f"{name}: header field {field!r} is missing or has the wrong type")
-    return header, blob[_FRAME + head_len:]
+    return header, blob[_FRAME + head_len :]
 
 
 def _host(data) -> np.ndarray:
@@ -93,8 +97,13 @@ class _Tagged:
         """A versioned frame: JSON header (kind, fingerprint, key id, shape), little-endian uint64 data, and a
         BLAKE2b digest over both."""
         data = _host(self.data)
-        header = {"kind": self.kind, "fingerprint": self.fingerprint, "key_id": self.key_id,
-                  "shape": list(data.shape), **self._extra()}
+        header = {
+            "kind": self.kind,
+            "fingerprint": self.fingerprint,
+            "key_id": self.key_id,
+            "shape": list(data.shape),
+            **self._extra(),
+        }
         return _frame(header, data.tobytes())
 
     @classmethod
@@ -153,8 +162,9 @@ def check_reduced(data, moduli: tuple, name: str) -> None:
     bad = to_host((data >= bound).reshape(-1, len(moduli), data.shape[-1]).any(axis=(0, 2)))
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"{name} has entries >= their limb's modulus (limb {i}, modulus {moduli[i]}): "
-                         "it is corrupt or not reduced")
+        raise ValueError(
+            f"{name} has entries >= their limb's modulus (limb {i}, modulus {moduli[i]}): it is corrupt or not reduced"
+        )
 
 
 def check_fingerprint(fingerprint: str, params: Params, name: str) -> None:
@@ -174,7 +184,7 @@ def check_secret_matches(secret_data, public_data, params: Params) -> None:
     from ..ntt import intt
 
     q = params.q
-    s_ntt = to_host(secret_data)[:len(q)].astype(object)  # exact products: Python ints (load time only)
+    s_ntt = to_host(secret_data)[: len(q)].astype(object)  # exact products: Python ints (load time only)
     pk = to_host(public_data).astype(object)
     col = np.array(q, dtype=object).reshape(-1, 1)
     e = intt(((pk[0] + pk[1] * s_ntt) % col).astype(np.uint64), list(q), negacyclic=True)
@@ -210,8 +220,11 @@ class Ciphertext(_Tagged):
     @classmethod
     def _layout(cls, params, shape, header):
         L = len(params.q)
-        return (len(shape) >= 3 and shape[-3] in (2, 3) and shape[-2:] == (L, params.n), params.q,
-                f"(..., 2 or 3, L={L}, n={params.n})")
+        return (
+            len(shape) >= 3 and shape[-3] in (2, 3) and shape[-2:] == (L, params.n),
+            params.q,
+            f"(..., 2 or 3, L={L}, n={params.n})",
+        )
 
     @property
     def batch_shape(self):
@@ -266,8 +279,11 @@ class RelinKey(_Tagged):
     @classmethod
     def _layout(cls, params, shape, header):
         L = len(params.q)
-        return (shape == (L, 2, L + 1, params.n), params.q + (params.special,),
-                f"(L={L}, 2, L + 1={L + 1}, n={params.n})")
+        return (
+            shape == (L, 2, L + 1, params.n),
+            params.q + (params.special,),
+            f"(L={L}, 2, L + 1={L + 1}, n={params.n})",
+        )
 
 
 class GaloisKeys(_Tagged):
@@ -286,11 +302,17 @@ class GaloisKeys(_Tagged):
     def _layout(cls, params, shape, header):
         L, n = len(params.q), params.n
         elements = header.get("elements")
-        if not isinstance(elements, list) or not all(type(g) is int and g % 2 == 1 and 1 < g < 2 * n
-                                                     for g in elements) or len(set(elements)) != len(elements):
+        if (
+            not isinstance(elements, list)
+            or not all(type(g) is int and g % 2 == 1 and 1 < g < 2 * n for g in elements)
+            or len(set(elements)) != len(elements)
+        ):
             return False, None, f"header field 'elements' must list distinct odd Galois elements in (1, 2n={2 * n})"
-        return (shape == (len(elements), L, 2, L + 1, n), params.q + (params.special,),
-                f"(G={len(elements)} elements, L={L}, 2, L + 1={L + 1}, n={n})")
+        return (
+            shape == (len(elements), L, 2, L + 1, n),
+            params.q + (params.special,),
+            f"(G={len(elements)} elements, L={L}, 2, L + 1={L + 1}, n={n})",
+        )
 
     @classmethod
     def from_bytes(cls, b, params: Params):
@@ -299,8 +321,10 @@ class GaloisKeys(_Tagged):
 
     def key_for(self, galois_elt: int):
         if galois_elt not in self.elements:
-            raise ValueError(f"galois_keys: no key for Galois element {galois_elt} (have {list(self.elements)}); "
-                             "generate it with keygen(rotations=[...])")
+            raise ValueError(
+                f"galois_keys: no key for Galois element {galois_elt} (have {list(self.elements)}); "
+                "generate it with keygen(rotations=[...])"
+            )
         return self.data[self.elements.index(galois_elt)]
 
 
@@ -312,19 +336,23 @@ class Keys:
         self.key_id = public.key_id
         self.fingerprint = public.fingerprint
 
-    def public_keys(self) -> "Keys":
+    def public_keys(self) -> Keys:
         """The same keys without the secret (what to ship to workers that compute)."""
         return Keys(None, self.public, self.relin, self.galois)
 
     def to_bytes(self) -> bytes:
         """One frame holding the four keys' frames (the secret only if present), with its own digest."""
         parts = [k.to_bytes() if k is not None else b"" for k in (self.secret, self.public, self.relin, self.galois)]
-        header = {"kind": "keys", "fingerprint": self.fingerprint, "key_id": self.key_id,
-                  "sizes": [len(p) for p in parts]}
+        header = {
+            "kind": "keys",
+            "fingerprint": self.fingerprint,
+            "key_id": self.key_id,
+            "sizes": [len(p) for p in parts],
+        }
         return _frame(header, b"".join(parts))
 
     @classmethod
-    def from_bytes(cls, b, params: Params) -> "Keys":
+    def from_bytes(cls, b, params: Params) -> Keys:
         """Keys written by Keys.to_bytes. ValueError, naming the part, if the bytes are damaged, made under
         other parameters, or mix keys: every key must carry the set's key id, the id must be the public
         key's hash, and the public key must be an encryption of zero under the secret."""
@@ -333,20 +361,25 @@ class Keys:
             raise ValueError(f"b holds a {header['kind']}, not a BFV key set")
         check_fingerprint(header["fingerprint"], params, "b")
         sizes = header.get("sizes")
-        if not (isinstance(sizes, list) and len(sizes) == 4 and all(type(x) is int and x >= 0 for x in sizes)
-                and sum(sizes) == len(body)):
+        if not (
+            isinstance(sizes, list)
+            and len(sizes) == 4
+            and all(type(x) is int and x >= 0 for x in sizes)
+            and sum(sizes) == len(body)
+        ):
             raise ValueError("b: header field 'sizes' must be four lengths summing to the body's length")
         names = ("secret", "public", "relin", "galois")
         classes = (SecretKey, PublicKey, RelinKey, GaloisKeys)
         parts, pos = {}, 0
         for name, klass, size in zip(names, classes, sizes):
-            chunk, pos = body[pos:pos + size], pos + size
+            chunk, pos = body[pos : pos + size], pos + size
             if size or name != "secret":
                 parts[name] = klass.from_bytes_named(chunk, params, f"b (the {name} key)")
         for name, key in parts.items():
             if key.key_id != header["key_id"]:
-                raise ValueError(f"b: the {name} key belongs to key {key.key_id}, not to this key set "
-                                 f"({header['key_id']})")
+                raise ValueError(
+                    f"b: the {name} key belongs to key {key.key_id}, not to this key set ({header['key_id']})"
+                )
         public = parts["public"]
         if key_id_of(public.data) != public.key_id:
             raise ValueError(f"b: the public key's hash is not its key id {public.key_id}")
@@ -372,8 +405,12 @@ def save_zarr(ct: Ciphertext, path, *, chunk: int | None = None) -> None:
     chunks = (chunk or max(1, min(data.shape[0], 2**24 // (8 * int(np.prod(data.shape[1:]))) or 1)),) + data.shape[1:]
     array = zarr.create_array(store=str(path), shape=data.shape, chunks=chunks, dtype="uint64", overwrite=True)
     array[...] = data
-    array.attrs["hebatch_bfv"] = {"kind": Ciphertext.kind, "version": VERSION, "fingerprint": ct.fingerprint,
-                                  "key_id": ct.key_id}
+    array.attrs["hebatch_bfv"] = {
+        "kind": Ciphertext.kind,
+        "version": VERSION,
+        "fingerprint": ct.fingerprint,
+        "key_id": ct.key_id,
+    }
 
 
 def load_zarr(path, params: Params) -> Ciphertext:

@@ -7,7 +7,7 @@ import math
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from ..field import is_prime, is_power_of_two, ntt_primes
+from ..field import is_power_of_two, is_prime, ntt_primes
 
 # Largest log2(q * p) for 128-bit classical security with ternary secrets (HomomorphicEncryption.org
 # standard, Table 1; 2^16 extrapolated as SEAL does). The special prime p counts, as in SEAL.
@@ -74,7 +74,9 @@ class Params:
                 raise ValueError("give q or q_bits, not both")
             bits = [int(b) for b in self.q_bits]
             if not bits or any(b < 20 or b > 61 for b in bits):
-                raise ValueError(f"q_bits must be a non-empty list of limb sizes from 20 to 61 bits, got {list(self.q_bits)}")
+                raise ValueError(
+                    f"q_bits must be a non-empty list of limb sizes from 20 to 61 bits, got {list(self.q_bits)}"
+                )
             q = tuple(_primes_for_bits(bits, n, {t}))
         q = tuple(int(p) for p in q)
         if not q:
@@ -93,20 +95,22 @@ class Params:
             raise ValueError("q and special: the primes must be distinct and differ from t")
         log_q = sum(p.bit_length() for p in q) + special.bit_length()
         if log_q > MAX_LOG_Q[n]:
-            raise ValueError(f"q: log2(q * special) = {log_q} bits exceeds {MAX_LOG_Q[n]}, the 128-bit security "
-                             f"bound of the HE standard for n = {n}")
+            raise ValueError(
+                f"q: log2(q * special) = {log_q} bits exceeds {MAX_LOG_Q[n]}, the 128-bit security "
+                f"bound of the HE standard for n = {n}"
+            )
         if math.prod(q).bit_length() < t.bit_length() + 10:
             raise ValueError(f"q: the ciphertext modulus ({math.prod(q).bit_length()} bits) must be far above t")
         object.__setattr__(self, "q", q)
         object.__setattr__(self, "special", special)
 
     @classmethod
-    def preset(cls, name: str) -> "Params":
+    def preset(cls, name: str) -> Params:
         """The presets n4096, n8192, n16384, n32768: log2(q * special) = 109, 218, 438, 881, t = 65537."""
         if name not in _PRESET_BITS:
             raise ValueError(f"preset must be one of {', '.join(_PRESET_BITS)}, got {name!r}")
         n, bits, special_bits = _PRESET_BITS[name]
-        return cls(n=n, t=PRESET_T, q_bits=bits, special_bits=special_bits)
+        return cls(n=n, t=PRESET_T, q_bits=tuple(bits), special_bits=special_bits)
 
     @property
     def log_q(self) -> int:

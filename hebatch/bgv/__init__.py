@@ -13,5 +13,16 @@ from .context import Context
 from .objects import Ciphertext, GaloisKeys, Keys, Plaintext, PublicKey, RelinKey, SecretKey
 from .params import MAX_LOG_Q, PRESET_T, Params
 
-__all__ = ["Params", "Context", "Keys", "Plaintext", "Ciphertext", "SecretKey", "PublicKey", "RelinKey",
-           "GaloisKeys", "MAX_LOG_Q", "PRESET_T"]
+__all__ = [
+    "Params",
+    "Context",
+    "Keys",
+    "Plaintext",
+    "Ciphertext",
+    "SecretKey",
+    "PublicKey",
+    "RelinKey",
+    "GaloisKeys",
+    "MAX_LOG_Q",
+    "PRESET_T",
+]

@@ -54,8 +54,9 @@ def key_switching_key(ops, q, special, s_ntt, target_ntt):
     """BFV's RNS-gadget key-switching key from target to s over q and the special prime: data
     (L, 2, L + 1, n), row j = (-(a_j s) + e_j + P g_j target, a_j), NTT form."""
     q = tuple(q)
-    shim = SimpleNamespace(ops=ops, xp=ops.xp, qp=q + (special,), L=len(q), n=int(s_ntt.shape[-1]),
-                           params=SimpleNamespace(special=special))
+    shim = SimpleNamespace(
+        ops=ops, xp=ops.xp, qp=q + (special,), L=len(q), n=int(s_ntt.shape[-1]), params=SimpleNamespace(special=special)
+    )
     return _bfv_context.Context._ksk(shim, s_ntt, target_ntt)
 
 

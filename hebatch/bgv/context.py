@@ -15,8 +15,7 @@ import numpy as np
 from . import _shared
 from ._shared import intt as _intt
 from ._shared import ntt as _ntt
-from .objects import (Ciphertext, GaloisKeys, Keys, Plaintext, PublicKey, RelinKey, SecretKey,
-                      check_fingerprint)
+from .objects import Ciphertext, GaloisKeys, Keys, Plaintext, PublicKey, RelinKey, SecretKey, check_fingerprint
 from .params import SIGMA, Params
 
 
@@ -54,7 +53,7 @@ class Context:
 
     @property
     def backend(self) -> str:
-        """"cpu" or "gpu": where this context computes."""
+        """ "cpu" or "gpu": where this context computes."""
         return "gpu" if getattr(self.xp, "__name__", "") == "cupy" else "cpu"
 
     # -- checks ------------------------------------------------------------------------------
@@ -65,10 +64,16 @@ class Context:
         data = self.ops.asarray(obj.data)
         if data.dtype != np.uint64:
             raise TypeError(f"{name}: data must be uint64, got {data.dtype}")
-        if cls is Ciphertext and (data.ndim < 3 or data.shape[-1] != self.n or not 1 <= data.shape[-2] <= self.L
-                                  or data.shape[-3] not in (2, 3)):
-            raise ValueError(f"{name}: ciphertext data must have shape (..., 2 or 3, l + 1 <= {self.L}, n={self.n}), "
-                             f"got {tuple(data.shape)}")
+        if cls is Ciphertext and (
+            data.ndim < 3
+            or data.shape[-1] != self.n
+            or not 1 <= data.shape[-2] <= self.L
+            or data.shape[-3] not in (2, 3)
+        ):
+            raise ValueError(
+                f"{name}: ciphertext data must have shape (..., 2 or 3, l + 1 <= {self.L}, n={self.n}), "
+                f"got {tuple(data.shape)}"
+            )
         if cls is Plaintext and (data.ndim < 1 or data.shape[-1] != self.n):
             raise ValueError(f"{name}: plaintext data must have shape (..., n={self.n}), got {tuple(data.shape)}")
         return data
@@ -78,8 +83,10 @@ class Context:
         ids = [(name, obj.key_id) for name, obj in named if obj is not None and obj.key_id is not None]
         for name, key_id in ids[1:]:
             if key_id != ids[0][1]:
-                raise ValueError(f"{ids[0][0]} belongs to key {ids[0][1]} but {name} to key {key_id}: "
-                                 "objects of different keys do not mix")
+                raise ValueError(
+                    f"{ids[0][0]} belongs to key {ids[0][1]} but {name} to key {key_id}: "
+                    "objects of different keys do not mix"
+                )
         return ids[0][1] if ids else None
 
     @staticmethod
@@ -87,8 +94,10 @@ class Context:
         try:
             return np.broadcast_shapes(tuple(shape_a), tuple(shape_b))
         except ValueError:
-            raise ValueError(f"{name_a} (batch {tuple(shape_a)}) and {name_b} (batch {tuple(shape_b)}): "
-                             "batch shapes do not broadcast") from None
+            raise ValueError(
+                f"{name_a} (batch {tuple(shape_a)}) and {name_b} (batch {tuple(shape_b)}): "
+                "batch shapes do not broadcast"
+            ) from None
 
     def _ct(self, data, key_id):
         return Ciphertext(data, self.params.fingerprint, key_id)
@@ -103,7 +112,9 @@ class Context:
         the limbs q_0 .. q_{limbs-1} and P."""
         if limbs == self.L:
             return ksk
-        return self.xp.ascontiguousarray(self.xp.concatenate([ksk[:limbs, :, :limbs], ksk[:limbs, :, self.L:]], axis=2))
+        return self.xp.ascontiguousarray(
+            self.xp.concatenate([ksk[:limbs, :, :limbs], ksk[:limbs, :, self.L :]], axis=2)
+        )
 
     # -- keys --------------------------------------------------------------------------------
     def galois_element(self, step: int) -> int:
@@ -115,8 +126,9 @@ class Context:
         (-(a' s) + t e + P g_j target, a') with a' = t a uniform, BGV's key, and _key_switch multiplies
         by t after the division by P, which makes that division round to a multiple of t."""
         t_inv = [pow(self.t, -1, p) for p in self.qp]
-        return _shared.key_switching_key(self.ops, self.q, self.special, s_ntt,
-                                         self.ops.mul_scalar(target_ntt, t_inv, self.qp))
+        return _shared.key_switching_key(
+            self.ops, self.q, self.special, s_ntt, self.ops.mul_scalar(target_ntt, t_inv, self.qp)
+        )
 
     def keygen(self, rotations=(), columns: bool = True) -> Keys:
         """Secret, public, relinearization and Galois keys (row rotations by each step in `rotations`, and,
@@ -144,8 +156,12 @@ class Context:
                 elements.append(g)
         gal = [self._ksk(s_ntt, ops.automorphism(s_ntt, g, qp, ntt_form=True)) for g in elements]
         gal_data = self.xp.stack(gal) if gal else self.xp.zeros((0, L, 2, L + 1, n), dtype=np.uint64)
-        keys = Keys(SecretKey(s_ntt, fp, key_id), PublicKey(public_data, fp, key_id),
-                    RelinKey(relin, fp, key_id), GaloisKeys(gal_data, fp, key_id, elements))
+        keys = Keys(
+            SecretKey(s_ntt, fp, key_id),
+            PublicKey(public_data, fp, key_id),
+            RelinKey(relin, fp, key_id),
+            GaloisKeys(gal_data, fp, key_id, elements),
+        )
         self._last_keys = keys
         return keys
 
@@ -153,8 +169,9 @@ class Context:
     def encode(self, values) -> Plaintext:
         """Slots (..., n) of ints in [0, t) -> a batch of plaintexts; the slots form a 2 x n/2 matrix
         (rotate moves each row left, rotate_columns swaps the rows): BFV's batch encoder."""
-        return Plaintext(_shared.encode_slots(self.ops, self.n, self.t, self._slot_index, values),
-                         self.params.fingerprint)
+        return Plaintext(
+            _shared.encode_slots(self.ops, self.n, self.t, self._slot_index, values), self.params.fingerprint
+        )
 
     def decode(self, pt: Plaintext):
         """Plaintexts -> slot values (..., n), uint64 in [0, t), on the backend's array type."""
@@ -189,8 +206,8 @@ class Context:
         """Secret-key encryption (-(a s) + t e + m, a), a uniform, directly at `level` (default: the top)."""
         ops, n, t = self.ops, self.n, self.t
         level = self._check_level(level)
-        q = self.q[:level + 1]
-        s = self._data(secret, SecretKey, "secret")[:level + 1]
+        q = self.q[: level + 1]
+        s = self._data(secret, SecretKey, "secret")[: level + 1]
         m = self._data(pt, Plaintext, "pt")
         batch = tuple(m.shape[:-1])
         a = ops.random_uniform(batch + (len(q), n), q)
@@ -202,8 +219,8 @@ class Context:
         """c0 + c1 s (+ c2 s^2) mod q_0 .. q_l, coefficient form (..., l + 1, n)."""
         ops = self.ops
         c = self._data(ct, Ciphertext, "ct")
-        q = self.q[:c.shape[-2]]
-        s = self._data(secret, SecretKey, "secret")[:len(q)]
+        q = self.q[: c.shape[-2]]
+        s = self._data(secret, SecretKey, "secret")[: len(q)]
         self._same_key(("secret", secret), ("ct", ct))
         c_ntt = _ntt(c[..., 1:, :, :], q)
         acc = c_ntt[..., -1, :, :]
@@ -223,7 +240,7 @@ class Context:
         """Bits of noise budget left per batch item: bits(q_0 .. q_l) - bits(max |[c0 + c1 s + ...]_q|) - 1,
         at least 0 (decryption is exact while it is positive). Exact, with Python ints (for a few items)."""
         x = self.ops.to_host(self._phase(secret, ct))
-        q = self.q[:x.shape[-2]]
+        q = self.q[: x.shape[-2]]
         big_q = int(np.prod(np.array(q, dtype=object)))
         batch = x.shape[:-2]
         flat = x.reshape((-1, len(q), self.n))
@@ -244,7 +261,7 @@ class Context:
         if x.shape[-2] <= limbs:
             return x
         ops, t = self.ops, self.t
-        y = ops.mul_scalar(x, [pow(t, -1, p) for p in self.q[:x.shape[-2]]], self.q[:x.shape[-2]])
+        y = ops.mul_scalar(x, [pow(t, -1, p) for p in self.q[: x.shape[-2]]], self.q[: x.shape[-2]])
         while y.shape[-2] > limbs:
             last = y.shape[-2] - 1
             y = ops.mod_down(y, self.q[:last], self.q[last])
@@ -280,31 +297,35 @@ class Context:
         da, db = self._drop_to(da, limbs), self._drop_to(db, limbs)
         ka, kb = da.shape[-3], db.shape[-3]
         if ka != kb:  # pad the shorter with zero components
-            pad = lambda d, k: self.xp.concatenate(
-                [d, self.xp.zeros(d.shape[:-3] + (k - d.shape[-3],) + d.shape[-2:], dtype=np.uint64)], axis=-3)
+
+            def pad(d, k):
+                return self.xp.concatenate(
+                    [d, self.xp.zeros(d.shape[:-3] + (k - d.shape[-3],) + d.shape[-2:], dtype=np.uint64)], axis=-3
+                )
+
             da, db = (pad(da, kb), db) if ka < kb else (da, pad(db, ka))
         return da, db, key_id
 
     def add(self, a: Ciphertext, b: Ciphertext) -> Ciphertext:
         """a + b (batch axes broadcast; levels meet at the lower one)."""
         da, db, key_id = self._pair(a, b)
-        return self._ct(self.ops.add(da, db, self.q[:da.shape[-2]]), key_id)
+        return self._ct(self.ops.add(da, db, self.q[: da.shape[-2]]), key_id)
 
     def sub(self, a: Ciphertext, b: Ciphertext) -> Ciphertext:
         """a - b."""
         da, db, key_id = self._pair(a, b)
-        return self._ct(self.ops.sub(da, db, self.q[:da.shape[-2]]), key_id)
+        return self._ct(self.ops.sub(da, db, self.q[: da.shape[-2]]), key_id)
 
     def negate(self, a: Ciphertext) -> Ciphertext:
         """-a."""
         c = self._data(a, Ciphertext, "a")
-        return self._ct(self.ops.neg(c, self.q[:c.shape[-2]]), a.key_id)
+        return self._ct(self.ops.neg(c, self.q[: c.shape[-2]]), a.key_id)
 
     def _plain_pair(self, a, pt):
         c = self._data(a, Ciphertext, "a")
         m = self._data(pt, Plaintext, "pt")
         self._batch_shape(c.shape[:-3], m.shape[:-1], "a", "pt")
-        return c, m, self.q[:c.shape[-2]]
+        return c, m, self.q[: c.shape[-2]]
 
     def add_plain(self, a: Ciphertext, pt: Plaintext) -> Ciphertext:
         """a + pt (slot-wise): m, lifted to (-t/2, t/2], added to c0."""
@@ -336,17 +357,19 @@ class Context:
             self._same_key(("a", a), ("relin_key", relin_key))
         if da.shape[-3] != 2:
             raise ValueError("multiply needs 2-component ciphertexts: relinearize first")
-        q = self.q[:da.shape[-2]]
+        q = self.q[: da.shape[-2]]
         if a is b:
             x = _ntt(da, q)
             x0, x1 = x[..., 0, :, :], x[..., 1, :, :]
             cross = self.ops.mul(x0, x1, q)
-            d = self.xp.stack([self.ops.mul(x0, x0, q), self.ops.add(cross, cross, q), self.ops.mul(x1, x1, q)],
-                              axis=-3)
+            d = self.xp.stack(
+                [self.ops.mul(x0, x0, q), self.ops.add(cross, cross, q), self.ops.mul(x1, x1, q)], axis=-3
+            )
         else:
             shape = np.broadcast_shapes(da.shape, db.shape)
-            x = _ntt(self.xp.concatenate([self.xp.broadcast_to(da, shape), self.xp.broadcast_to(db, shape)],
-                                         axis=-3), q)
+            x = _ntt(
+                self.xp.concatenate([self.xp.broadcast_to(da, shape), self.xp.broadcast_to(db, shape)], axis=-3), q
+            )
             d = self.ops.tensor(x[..., :2, :, :], x[..., 2:, :, :], q)
         d = _intt(d, q)
         if relin_key is not None:
@@ -405,7 +428,7 @@ class Context:
         if galois_elt == 1:
             return self._ct(c.copy(), key_id)
         ksk = self.ops.asarray(galois_keys.key_for(galois_elt))  # that key only moves
-        q = self.q[:c.shape[-2]]
+        q = self.q[: c.shape[-2]]
         moved = self.ops.automorphism(c, galois_elt, q, ntt_form=False)
         switched = self._key_switch(moved[..., 1, :, :], ksk)
         c0 = self.ops.add(moved[..., 0, :, :], switched[..., 0, :, :], q)

@@ -45,7 +45,7 @@ def _unframe(blob, magic: bytes, what: str) -> tuple[dict, bytes]:
         raise TypeError(f"b must be bytes, got {type(blob).__name__}")
     blob = bytes(blob)
     start = len(magic) + _PREFIX.size
-    if len(blob) < start + _CHECKSUM or blob[:len(magic)] != magic:
+    if len(blob) < start + _CHECKSUM or blob[: len(magic)] != magic:
         raise ValueError(f"b: not a hebatch BGV {what} (bad magic or too short)")
     version, size = _PREFIX.unpack_from(blob, len(magic))
     if version != VERSION:
@@ -55,12 +55,12 @@ def _unframe(blob, magic: bytes, what: str) -> tuple[dict, bytes]:
     if hashlib.sha256(blob[:-_CHECKSUM]).digest() != blob[-_CHECKSUM:]:
         raise ValueError("b: checksum mismatch (the bytes are damaged or truncated)")
     try:
-        header = json.loads(blob[start:start + size])
+        header = json.loads(blob[start : start + size])
     except (UnicodeDecodeError, ValueError):
         raise ValueError("b: the header is not valid JSON") from None
     if not isinstance(header, dict):
         raise ValueError("b: the header must be a JSON object")
-    return header, blob[start + size:-_CHECKSUM]
+    return header, blob[start + size : -_CHECKSUM]
 
 
 class _Tagged:
@@ -83,8 +83,13 @@ class _Tagged:
 
     def to_bytes(self) -> bytes:
         data = np.ascontiguousarray(_host(self.data), dtype="<u8")
-        header = {"kind": self.kind, "fingerprint": self.fingerprint, "key_id": self.key_id,
-                  "shape": list(data.shape), **self._extra()}
+        header = {
+            "kind": self.kind,
+            "fingerprint": self.fingerprint,
+            "key_id": self.key_id,
+            "shape": list(data.shape),
+            **self._extra(),
+        }
         return _frame(MAGIC, header, data.tobytes())
 
     @classmethod
@@ -117,8 +122,9 @@ class _Tagged:
             raise ValueError(f"b: a {cls.kind} needs a limb axis, got shape {data.shape}")
         moduli = cls._moduli(params, data.shape)
         if data.shape[-1] != params.n or data.shape[-2] != len(moduli):
-            raise ValueError(f"b: a {cls.kind} of these parameters has {len(moduli)} limbs of n = {params.n}, "
-                             f"got shape {data.shape}")
+            raise ValueError(
+                f"b: a {cls.kind} of these parameters has {len(moduli)} limbs of n = {params.n}, got shape {data.shape}"
+            )
         if data.size:
             top = data.reshape(-1, len(moduli), params.n).max(axis=(0, 2))
             bad = [i for i, m in enumerate(moduli) if int(top[i]) >= m]
@@ -190,12 +196,14 @@ class Ciphertext(_Tagged):
     @classmethod
     def _check_data(cls, data, params: Params):
         if data.ndim < 3 or data.shape[-3] not in (2, 3) or not 1 <= data.shape[-2] <= len(params.q):
-            raise ValueError(f"b: ciphertext data must have shape (..., 2 or 3, 1..{len(params.q)}, n), got {data.shape}")
+            raise ValueError(
+                f"b: ciphertext data must have shape (..., 2 or 3, 1..{len(params.q)}, n), got {data.shape}"
+            )
         super()._check_data(data, params)
 
     @staticmethod
     def _moduli(params, shape):
-        return list(params.q[:shape[-2]])
+        return list(params.q[: shape[-2]])
 
 
 class SecretKey(_Tagged):
@@ -237,15 +245,20 @@ class GaloisKeys(_Tagged):
     def from_bytes(cls, b, params: Params):
         header, data = cls._parse(b, params)
         elements = header.get("elements")
-        if not isinstance(elements, list) or len(elements) != data.shape[0] or not all(
-                isinstance(g, int) and g % 2 == 1 and 0 < g < 2 * params.n for g in elements):
+        if (
+            not isinstance(elements, list)
+            or len(elements) != data.shape[0]
+            or not all(isinstance(g, int) and g % 2 == 1 and 0 < g < 2 * params.n for g in elements)
+        ):
             raise ValueError(f"b: 'elements' must list one odd Galois element below 2n per key, got {elements!r}")
         return cls(data, header["fingerprint"], header.get("key_id"), elements)
 
     def key_for(self, galois_elt: int):
         if galois_elt not in self.elements:
-            raise ValueError(f"galois_keys: no key for Galois element {galois_elt} (have {list(self.elements)}); "
-                             "generate it with keygen(rotations=[...])")
+            raise ValueError(
+                f"galois_keys: no key for Galois element {galois_elt} (have {list(self.elements)}); "
+                "generate it with keygen(rotations=[...])"
+            )
         return self.data[self.elements.index(galois_elt)]
 
 
@@ -257,34 +270,47 @@ class Keys:
         self.key_id = public.key_id
         self.fingerprint = public.fingerprint
 
-    def public_keys(self) -> "Keys":
+    def public_keys(self) -> Keys:
         """The same keys without the secret (what to ship to workers that compute)."""
         return Keys(None, self.public, self.relin, self.galois)
 
     def to_bytes(self) -> bytes:
         """The four keys (the secret only if present), each framed by its own to_bytes, in one frame."""
         parts = [k.to_bytes() if k is not None else b"" for k in (self.secret, self.public, self.relin, self.galois)]
-        header = {"kind": "keys", "fingerprint": self.fingerprint, "key_id": self.key_id,
-                  "sizes": [len(p) for p in parts]}
+        header = {
+            "kind": "keys",
+            "fingerprint": self.fingerprint,
+            "key_id": self.key_id,
+            "sizes": [len(p) for p in parts],
+        }
         return _frame(KEYS_MAGIC, header, b"".join(parts))
 
     @classmethod
-    def from_bytes(cls, b, params: Params) -> "Keys":
+    def from_bytes(cls, b, params: Params) -> Keys:
         """Keys written by Keys.to_bytes; ValueError if malformed or made under other parameters."""
         header, body = _unframe(b, KEYS_MAGIC, "key set")
         sizes = header.get("sizes")
-        if header.get("kind") != "keys" or not isinstance(sizes, list) or len(sizes) != 4 or not all(
-                isinstance(s, int) and s >= 0 for s in sizes) or sum(sizes) != len(body):
+        if (
+            header.get("kind") != "keys"
+            or not isinstance(sizes, list)
+            or len(sizes) != 4
+            or not all(isinstance(s, int) and s >= 0 for s in sizes)
+            or sum(sizes) != len(body)
+        ):
             raise ValueError("b: the key set header does not describe its four parts")
         check_fingerprint(header.get("fingerprint"), params, "b")
         parts, pos = [], 0
         for size in sizes:
-            parts.append(body[pos:pos + size])
+            parts.append(body[pos : pos + size])
             pos += size
         if not all(parts[1:]):
             raise ValueError("b: a key set needs its public, relinearization and Galois keys")
-        keys = cls(SecretKey.from_bytes(parts[0], params) if parts[0] else None, PublicKey.from_bytes(parts[1], params),
-                   RelinKey.from_bytes(parts[2], params), GaloisKeys.from_bytes(parts[3], params))
+        keys = cls(
+            SecretKey.from_bytes(parts[0], params) if parts[0] else None,
+            PublicKey.from_bytes(parts[1], params),
+            RelinKey.from_bytes(parts[2], params),
+            GaloisKeys.from_bytes(parts[3], params),
+        )
         ids = {k.key_id for k in (keys.secret, keys.public, keys.relin, keys.galois) if k is not None}
         if ids != {header.get("key_id")}:
             raise ValueError(f"b: the keys of the set belong to different key ids {sorted(map(str, ids))}")

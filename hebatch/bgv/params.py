@@ -45,8 +45,9 @@ def _chain_primes(bits_list, n: int, t: int, avoid: set[int]) -> list[int]:
                 break
             k -= 1
         if k < 1:
-            raise ValueError(f"q_bits: not enough {bits}-bit primes = 1 mod {step} (2n, times t after q_0); "
-                             "use larger limbs")
+            raise ValueError(
+                f"q_bits: not enough {bits}-bit primes = 1 mod {step} (2n, times t after q_0); use larger limbs"
+            )
         out.append(p)
         used.add(p)
     return out
@@ -83,7 +84,9 @@ class Params:
                 raise ValueError("give q or q_bits, not both")
             bits = [int(b) for b in self.q_bits]
             if not bits or any(b < 20 or b > 61 for b in bits):
-                raise ValueError(f"q_bits must be a non-empty list of limb sizes from 20 to 61 bits, got {list(self.q_bits)}")
+                raise ValueError(
+                    f"q_bits must be a non-empty list of limb sizes from 20 to 61 bits, got {list(self.q_bits)}"
+                )
             q = tuple(_chain_primes(bits, n, t, {t}))
         q = tuple(int(p) for p in q)
         # the rules BGV shares with BFV (t = 1 mod 2n, primes, distinctness, the security bound)
@@ -91,17 +94,21 @@ class Params:
         common = bfv.Params(n=n, t=t, q=q, special=self.special, special_bits=self.special_bits)
         for i, p in enumerate(q[1:], 1):
             if p % t != 1:
-                raise ValueError(f"q: limb {i} ({p}) must be 1 mod t = {t} (modulus switching drops it and must "
-                                 "keep plaintexts exact); only q[0] is free")
+                raise ValueError(
+                    f"q: limb {i} ({p}) must be 1 mod t = {t} (modulus switching drops it and must "
+                    "keep plaintexts exact); only q[0] is free"
+                )
         min_bits = t.bit_length() + n.bit_length()
         if q[0].bit_length() < min_bits:
-            raise ValueError(f"q: q[0] has {q[0].bit_length()} bits; the last level needs at least {min_bits} "
-                             f"(t, n and the rounding of a modulus switch)")
+            raise ValueError(
+                f"q: q[0] has {q[0].bit_length()} bits; the last level needs at least {min_bits} "
+                f"(t, n and the rounding of a modulus switch)"
+            )
         object.__setattr__(self, "q", common.q)
         object.__setattr__(self, "special", common.special)
 
     @classmethod
-    def preset(cls, name: str) -> "Params":
+    def preset(cls, name: str) -> Params:
         """The presets n8192, n16384, n32768 (t = 65537) and n65536 (t = 786433), each a chain within the
         128-bit bound of the HE standard."""
         if name not in _PRESETS:

@@ -15,6 +15,7 @@ from .common import CONTEXT, CleanErrorGroup, json_option, report, report_checke
 
 # -- commands --------------------------------------------------------------------------------------------
 
+
 @main.group("bfv", cls=CleanErrorGroup, context_settings=CONTEXT)
 def bfv_group():
     """Homomorphic encryption (BFV) of datasets: keys in files, ciphertexts in Zarr stores.
@@ -30,8 +31,13 @@ def bfv_group():
 
 
 def keys_option(f):
-    return click.option("--keys", "key_dir", required=True, type=click.Path(file_okay=False),
-                        help="key directory (from `hebatch bfv keygen`)")(f)
+    return click.option(
+        "--keys",
+        "key_dir",
+        required=True,
+        type=click.Path(file_okay=False),
+        help="key directory (from `hebatch bfv keygen`)",
+    )(f)
 
 
 def pipeline_flags(f):
@@ -40,8 +46,13 @@ def pipeline_flags(f):
         click.option("--square", is_flag=True, help="square every value (ciphertext x ciphertext)"),
         click.option("--mul-const", type=int, default=None, metavar="C", help="multiply every value by C"),
         click.option("--add-const", type=int, default=None, metavar="C", help="add C to every value"),
-        click.option("--dot-with", type=click.Path(exists=True, dir_okay=False), default=None, metavar="FILE",
-                     help="dot product of each record with these weights (.npy or text), by rotations"),
+        click.option(
+            "--dot-with",
+            type=click.Path(exists=True, dir_okay=False),
+            default=None,
+            metavar="FILE",
+            help="dot product of each record with these weights (.npy or text), by rotations",
+        ),
     ]
     for option in reversed(options):
         f = option(f)
@@ -50,10 +61,20 @@ def pipeline_flags(f):
 
 @bfv_group.command("keygen")
 @keys_option
-@click.option("--preset", type=click.Choice(PRESETS), default="n8192",
-              show_default=True, help="parameters (ring degree n; t = 65537; 128-bit security)")
-@click.option("--max-features", type=click.IntRange(1), default=64, show_default=True,
-              help="longest record whose dot product the Galois keys allow")
+@click.option(
+    "--preset",
+    type=click.Choice(PRESETS),
+    default="n8192",
+    show_default=True,
+    help="parameters (ring degree n; t = 65537; 128-bit security)",
+)
+@click.option(
+    "--max-features",
+    type=click.IntRange(1),
+    default=64,
+    show_default=True,
+    help="longest record whose dot product the Galois keys allow",
+)
 @device_option("where keys are generated: the GPU where one is visible (auto), the GPU, or the CPU")
 @json_option
 def keygen(key_dir, preset, max_features, device, as_json):
@@ -99,8 +120,9 @@ def encrypt(in_path, ct_path, key_dir, chunk, overwrite, as_json, **options):
 @click.option("--overwrite", is_flag=True, help="replace OUT instead of resuming it")
 @cluster_options
 @json_option
-def evaluate(ct_path, out_path, key_dir, poly, square, mul_const, add_const, dot_with, chunk, overwrite, as_json,
-             **options):
+def evaluate(
+    ct_path, out_path, key_dir, poly, square, mul_const, add_const, dot_with, chunk, overwrite, as_json, **options
+):
     """Evaluate a pipeline on the encrypted records of CT into OUT (a Zarr store), on the cluster.
 
     Steps run in this order: --poly, --square, --mul-const, --add-const, --dot-with. Only the public
@@ -113,8 +135,9 @@ def evaluate(ct_path, out_path, key_dir, poly, square, mul_const, add_const, dot
       hebatch bfv eval records.ct.zarr dots.ct.zarr --keys keys/ --dot-with weights.txt
     """
     steps = jobs.pipeline_options(poly, square, mul_const, add_const, dot_with)
-    summary = jobs.evaluate(ct_path, out_path, key_dir, steps, chunk=chunk, overwrite=overwrite,
-                            cluster=cluster_spec(options))
+    summary = jobs.evaluate(
+        ct_path, out_path, key_dir, steps, chunk=chunk, overwrite=overwrite, cluster=cluster_spec(options)
+    )
     report(summary, as_json, "hebatch bfv eval")
 
 
@@ -138,20 +161,37 @@ def decrypt(ct_path, out_path, key_dir, overwrite, device, as_json):
 
 
 @bfv_group.command("demo")
-@click.option("--preset", type=click.Choice(PRESETS), default="n4096",
-              show_default=True)
+@click.option("--preset", type=click.Choice(PRESETS), default="n4096", show_default=True)
 @click.option("--records", type=click.IntRange(1, 1 << 20), default=32, show_default=True)
 @click.option("--features", type=click.IntRange(1, 1 << 14), default=8, show_default=True, help="values per record")
 @click.option("--max-value", type=click.IntRange(0), default=15, show_default=True, help="records hold 0..max-value")
 @pipeline_flags
 @click.option("--chunk", type=click.IntRange(1), default=8, show_default=True, help="records per chunk")
-@click.option("--work-dir", type=click.Path(file_okay=False), default=None,
-              help="where keys, stores and results go (default: a temporary directory)")
+@click.option(
+    "--work-dir",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="where keys, stores and results go (default: a temporary directory)",
+)
 @click.option("--seed", type=int, default=None)
 @cluster_options
 @json_option
-def demo(preset, records, features, max_value, poly, square, mul_const, add_const, dot_with, chunk, work_dir, seed,
-         as_json, **options):
+def demo(
+    preset,
+    records,
+    features,
+    max_value,
+    poly,
+    square,
+    mul_const,
+    add_const,
+    dot_with,
+    chunk,
+    work_dir,
+    seed,
+    as_json,
+    **options,
+):
     """Encrypt random records, evaluate a pipeline on the cluster, decrypt, and check every value
     against the same computation on plaintexts (default pipeline: --poly "3x^2+2x+1").
 
@@ -164,6 +204,17 @@ def demo(preset, records, features, max_value, poly, square, mul_const, add_cons
     if not any([poly, square, mul_const is not None, add_const is not None, dot_with]):
         poly = "3x^2+2x+1"
     steps = jobs.pipeline_options(poly, square, mul_const, add_const, dot_with)
-    report_checked(jobs.demo, "hebatch bfv demo", as_json, preset=preset, records=records, features=features,
-                   max_value=max_value, options=steps, chunk=chunk, work_dir=work_dir, seed=seed,
-                   cluster=cluster_spec(options))
+    report_checked(
+        jobs.demo,
+        "hebatch bfv demo",
+        as_json,
+        preset=preset,
+        records=records,
+        features=features,
+        max_value=max_value,
+        options=steps,
+        chunk=chunk,
+        work_dir=work_dir,
+        seed=seed,
+        cluster=cluster_spec(options),
+    )

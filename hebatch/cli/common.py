@@ -12,8 +12,19 @@ from ..jobs.ntt import parse_modulus
 from ..jobs.report import console, status  # noqa: F401  (status lines and progress go to stderr)
 
 # Errors of bad input or of the environment that the user can fix: shown as one line, no traceback.
-CLEAN_ERRORS = (ValueError, TypeError, FileNotFoundError, FileExistsError, NotADirectoryError, IsADirectoryError,
-                PermissionError, RuntimeError, ImportError, NotImplementedError, ArithmeticError)
+CLEAN_ERRORS = (
+    ValueError,
+    TypeError,
+    FileNotFoundError,
+    FileExistsError,
+    NotADirectoryError,
+    IsADirectoryError,
+    PermissionError,
+    RuntimeError,
+    ImportError,
+    NotImplementedError,
+    ArithmeticError,
+)
 
 
 def one_line(error: BaseException) -> str:

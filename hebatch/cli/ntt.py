@@ -13,13 +13,19 @@ from .common import MODULUS, json_option, report
 @main.command("ntt")
 @click.argument("in_path", metavar="IN", type=click.Path(dir_okay=True))
 @click.argument("out_path", metavar="OUT", type=click.Path(dir_okay=True))
-@click.option("--modulus", "-q", type=MODULUS, required=True,
-              help="a prime, 'goldilocks', 'babybear', or a comma list (one per RNS limb, axis -2)")
+@click.option(
+    "--modulus",
+    "-q",
+    type=MODULUS,
+    required=True,
+    help="a prime, 'goldilocks', 'babybear', or a comma list (one per RNS limb, axis -2)",
+)
 @click.option("--negacyclic", is_flag=True, help="negacyclic transform (Z_q[x]/(x^n + 1))")
 @click.option("--inverse", is_flag=True, help="inverse transform (scaled by n^-1)")
 @click.option("--algorithm", type=click.Choice(ALGORITHMS), default="auto", show_default=True)
-@click.option("--chunk", type=click.IntRange(1), default=None,
-              help="rows per chunk (default: sized from worker memory)")
+@click.option(
+    "--chunk", type=click.IntRange(1), default=None, help="rows per chunk (default: sized from worker memory)"
+)
 @click.option("--component", default=None, help="array inside a Zarr group IN (default 'data')")
 @click.option("--overwrite", is_flag=True, help="replace OUT instead of resuming it")
 @click.option("--no-progress", is_flag=True, help="no progress bar")

@@ -11,8 +11,13 @@ from .common import json_option, report
 
 
 @main.command()
-@click.option("--log-n", "log_ns", type=click.IntRange(1, 28), multiple=True,
-              help="only these sizes (log2 n; repeat the option); default: the common sizes 2^8..2^24")
+@click.option(
+    "--log-n",
+    "log_ns",
+    type=click.IntRange(1, 28),
+    multiple=True,
+    help="only these sizes (log2 n; repeat the option); default: the common sizes 2^8..2^24",
+)
 @device_option("the GPU to warm (auto: the GPU where one is visible; cpu: nothing to do)")
 @json_option
 def warmup(log_ns, device, as_json):

@@ -15,14 +15,27 @@ from .common import CONTEXT, CleanErrorGroup, json_option, report
 def _run_options(f):
     options = [
         click.argument("config", type=click.Path(dir_okay=False)),
-        click.option("--output-dir", "-o", type=click.Path(file_okay=False), default=None,
-                     help="where results go (default: job.output_dir of the config)"),
+        click.option(
+            "--output-dir",
+            "-o",
+            type=click.Path(file_okay=False),
+            default=None,
+            help="where results go (default: job.output_dir of the config)",
+        ),
         click.option("--scheduler", metavar="ADDR", default=None, help="run on this Dask scheduler"),
         click.option("--workers", type=click.IntRange(1, 1024), default=None, help="workers of the local cluster"),
-        click.option("--device", type=click.Choice(["auto", "cpu", "gpu"]), default=None,
-                     help="where chunks run: auto, cpu or gpu (default: cluster.device of the config)"),
-        click.option("--threads-only", is_flag=True, default=None,
-                     help="CPU workers as threads of this process (quick start for small jobs)"),
+        click.option(
+            "--device",
+            type=click.Choice(["auto", "cpu", "gpu"]),
+            default=None,
+            help="where chunks run: auto, cpu or gpu (default: cluster.device of the config)",
+        ),
+        click.option(
+            "--threads-only",
+            is_flag=True,
+            default=None,
+            help="CPU workers as threads of this process (quick start for small jobs)",
+        ),
         click.option("--fresh", is_flag=True, help="delete earlier outputs instead of resuming them"),
         json_option,
     ]
@@ -32,8 +45,15 @@ def _run_options(f):
 
 
 def _run(config, output_dir, scheduler, workers, device, threads_only, fresh, as_json):
-    summary = run_workflow(config, output_dir=output_dir, scheduler=scheduler, workers=workers, device=device,
-                           threads_only=threads_only or None, fresh=fresh)
+    summary = run_workflow(
+        config,
+        output_dir=output_dir,
+        scheduler=scheduler,
+        workers=workers,
+        device=device,
+        threads_only=threads_only or None,
+        fresh=fresh,
+    )
     shown = dict(summary)
     if not as_json and isinstance(shown.get("seconds"), dict):
         shown["seconds"] = ", ".join(f"2^{k}: {v:.3g} s" for k, v in shown["seconds"].items())

@@ -26,6 +26,29 @@ from .plugin import HebatchPlugin, worker_report
 from .worker import DEVICES
 from .zarr_io import from_zarr, to_zarr, zarr_status
 
-__all__ = ["bfv_map", "bgv_map", "cluster", "from_numpy", "from_zarr", "to_zarr", "zarr_status", "ntt", "intt", "polymul", "ntt_large",
-           "LargeNTT", "run", "to_device", "to_host", "batch_chunks", "chunk_budget", "SCHEDULER_ENV", "DEVICES",
-           "TRANSPOSES", "map_chunks", "HebatchPlugin", "worker_report", "wait_for_workers"]
+__all__ = [
+    "bfv_map",
+    "bgv_map",
+    "cluster",
+    "from_numpy",
+    "from_zarr",
+    "to_zarr",
+    "zarr_status",
+    "ntt",
+    "intt",
+    "polymul",
+    "ntt_large",
+    "LargeNTT",
+    "run",
+    "to_device",
+    "to_host",
+    "batch_chunks",
+    "chunk_budget",
+    "SCHEDULER_ENV",
+    "DEVICES",
+    "TRANSPOSES",
+    "map_chunks",
+    "HebatchPlugin",
+    "worker_report",
+    "wait_for_workers",
+]

@@ -13,8 +13,8 @@ import dask
 import dask.array as da
 import numpy as np
 
-from ..device import device_of
 from ..backend import get
+from ..device import device_of
 from .worker import device_memory_bytes, on_worker
 from .worker import to_host as host_array
 
@@ -86,7 +86,9 @@ def batch_chunks(shape, dtype, chunks=None, *, multiple: int = 1, client=None) -
         try:
             lengths = tuple(int(c) for c in chunks)
         except TypeError:
-            raise TypeError(f"chunks must be None, an int (rows per chunk) or a tuple of chunk lengths, got {chunks!r}") from None
+            raise TypeError(
+                f"chunks must be None, an int (rows per chunk) or a tuple of chunk lengths, got {chunks!r}"
+            ) from None
         if any(c < 1 for c in lengths) or sum(lengths) != batch:
             raise ValueError(f"chunks {lengths} must be positive lengths adding up to the batch size {batch}")
         return lengths
@@ -124,8 +126,9 @@ def chunk_backend(x, name: str = "x"):
     try:
         return get(device_of(x._meta if isinstance(x, da.Array) else x, name)).ntt
     except TypeError:
-        raise TypeError(f"{name} must be a Dask, NumPy or CuPy array, got "
-                        f"{type(x).__module__}.{type(x).__name__}") from None
+        raise TypeError(
+            f"{name} must be a Dask, NumPy or CuPy array, got {type(x).__module__}.{type(x).__name__}"
+        ) from None
 
 
 def as_batch(x, name: str = "x") -> da.Array:
@@ -162,4 +165,13 @@ def to_host(x: da.Array) -> da.Array:
     return x.map_blocks(host_array, dtype=x.dtype, meta=np.empty((0,) * x.ndim, dtype=x.dtype), token="to_host")
 
 
-__all__ = ["from_numpy", "as_batch", "chunk_backend", "batch_chunks", "chunk_budget", "current_client", "to_device", "to_host"]
+__all__ = [
+    "from_numpy",
+    "as_batch",
+    "chunk_backend",
+    "batch_chunks",
+    "chunk_budget",
+    "current_client",
+    "to_device",
+    "to_host",
+]

@@ -12,10 +12,10 @@ from dataclasses import dataclass, replace
 import dask.array as da
 import numpy as np
 
+from ..device import array_module
 from ..ntt.api import ntt as array_ntt
 from ..ntt.api import polymul as array_polymul
 from ..ntt.validate import TransformArgs, _check_flag, check_polymul_args, check_transform_args
-from ..device import array_module
 from .arrays import as_batch, chunk_backend
 from .worker import EntryCheck, check_device, describe_block, run_task
 
@@ -39,8 +39,15 @@ class _Transform:
     names = ("x",)
 
     def __call__(self, x):
-        return array_ntt(x, self.modulus, negacyclic=self.negacyclic, inverse=self.inverse,
-                         algorithm=self.algorithm, root=self.root, check=self.check)
+        return array_ntt(
+            x,
+            self.modulus,
+            negacyclic=self.negacyclic,
+            inverse=self.inverse,
+            algorithm=self.algorithm,
+            root=self.root,
+            check=self.check,
+        )
 
 
 @dataclass(frozen=True)
@@ -52,8 +59,7 @@ class _Polymul:
     names = ("a", "b")
 
     def __call__(self, a, b):
-        return array_polymul(a, b, self.modulus, negacyclic=self.negacyclic, algorithm=self.algorithm,
-                             check=self.check)
+        return array_polymul(a, b, self.modulus, negacyclic=self.negacyclic, algorithm=self.algorithm, check=self.check)
 
 
 @dataclass(frozen=True)
@@ -85,7 +91,7 @@ class _Chain:
         moduli = first.modulus if isinstance(first.modulus, tuple) else (first.modulus,)
         return EntryCheck(moduli, isinstance(first.modulus, tuple), first.names)
 
-    def unchecked(self) -> "_Chain":
+    def unchecked(self) -> _Chain:
         steps = [replace(self.steps[0], check=False)]
         for before, step in zip(self.steps, self.steps[1:]):
             steps.append(replace(step, check=False) if step.modulus == before.modulus else step)
@@ -99,8 +105,9 @@ class _Chain:
 
 
 def _chunk_task(*blocks, op, device, label, block_info=None):
-    return run_task(op.unchecked(), *blocks, device=device, where=describe_block(label, block_info),
-                    check=op.entry_check())
+    return run_task(
+        op.unchecked(), *blocks, device=device, where=describe_block(label, block_info), check=op.entry_check()
+    )
 
 
 FUSED = "_hebatch_fused"  # attribute of a result of ntt/intt/polymul: (operands, chain, device, label)
@@ -115,8 +122,7 @@ def _lazy(operands, step, device: str, label: str, meta, dtype) -> da.Array:
     if fused is not None and fused[2] == device:
         operands, previous, _, before = fused
         chain, label = _Chain(previous.steps + (step,)), f"{before}_then_{label.split('_')[0]}"
-    y = da.map_blocks(_chunk_task, *operands, op=chain, device=device, label=label, dtype=dtype, meta=meta,
-                      token=label)
+    y = da.map_blocks(_chunk_task, *operands, op=chain, device=device, label=label, dtype=dtype, meta=meta, token=label)
     setattr(y, FUSED, (tuple(operands), chain, device, label))
     return y
 
@@ -148,11 +154,12 @@ def _whole_transform_axes(x: da.Array, args: TransformArgs, name: str) -> da.Arr
     axes = range(x.ndim - tail, x.ndim)
     if all(len(x.chunks[a]) == 1 for a in axes):
         return x
-    return x.rechunk({a: -1 for a in axes})
+    return x.rechunk(dict.fromkeys(axes, -1))
 
 
-def ntt(x, modulus, *, negacyclic=False, inverse=False, algorithm="auto", root=None, device="auto",
-        check=True) -> da.Array:
+def ntt(
+    x, modulus, *, negacyclic=False, inverse=False, algorithm="auto", root=None, device="auto", check=True
+) -> da.Array:
     """Lazy hb.ntt of every chunk of a batch: a Dask array of the same shape, chunks, dtype and type.
 
     x: Dask array (NumPy or CuPy chunks) or a NumPy/CuPy array (wrapped by `from_numpy`), shape
@@ -174,16 +181,18 @@ def ntt(x, modulus, *, negacyclic=False, inverse=False, algorithm="auto", root=N
     args = check_transform_args(x.shape, x.dtype, modulus, negacyclic=negacyclic, algorithm=algorithm, root=root)
     check = _checked_here(check, args, x)
     x = _whole_transform_axes(as_batch(x), args, "x")
-    op = _Transform(_per_limb(args.moduli, args), _per_limb(args.roots, args), args.negacyclic, inverse,
-                    args.algorithm, check)
+    op = _Transform(
+        _per_limb(args.moduli, args), _per_limb(args.roots, args), args.negacyclic, inverse, args.algorithm, check
+    )
     label = task_label("intt" if inverse else "ntt", args.negacyclic, args.n)
     return _lazy((x,), op, device, label, x._meta, x.dtype)
 
 
 def intt(y, modulus, *, negacyclic=False, algorithm="auto", root=None, device="auto", check=True) -> da.Array:
     """Lazy exact inverse of `ntt` (scaled by n^-1): intt(ntt(x)) == x."""
-    return ntt(y, modulus, negacyclic=negacyclic, inverse=True, algorithm=algorithm, root=root, device=device,
-               check=check)
+    return ntt(
+        y, modulus, negacyclic=negacyclic, inverse=True, algorithm=algorithm, root=root, device=device, check=check
+    )
 
 
 def polymul(a, b, modulus, *, negacyclic=True, algorithm="auto", device="auto", check=True) -> da.Array:
@@ -197,17 +206,23 @@ def polymul(a, b, modulus, *, negacyclic=True, algorithm="auto", device="auto", 
     device = check_device(device)
     backend_a, backend_b = chunk_backend(a, "a"), chunk_backend(b, "b")
     if backend_a is not backend_b:
-        raise TypeError(f"a and b must both be {backend_a.name} arrays (or Dask arrays of them), got "
-                        f"{type(a).__name__} and {type(b).__name__} of {backend_a.name} and {backend_b.name} chunks")
-    args, _, _ = check_polymul_args(a.shape, a.dtype, b.shape, b.dtype, modulus, negacyclic=negacyclic,
-                                    algorithm=algorithm)
+        raise TypeError(
+            f"a and b must both be {backend_a.name} arrays (or Dask arrays of them), got "
+            f"{type(a).__name__} and {type(b).__name__} of {backend_a.name} and {backend_b.name} chunks"
+        )
+    args, _, _ = check_polymul_args(
+        a.shape, a.dtype, b.shape, b.dtype, modulus, negacyclic=negacyclic, algorithm=algorithm
+    )
     check = _checked_here(check, args, a, b)
     a, b = _whole_transform_axes(as_batch(a), args, "a"), _whole_transform_axes(as_batch(b), args, "b")
     if a.ndim != b.ndim:  # one number of axes, so that broadcast axes line up for Dask
         a = a.reshape((1,) * (b.ndim - a.ndim) + a.shape) if a.ndim < b.ndim else a
         b = b.reshape((1,) * (a.ndim - b.ndim) + b.shape) if b.ndim < a.ndim else b
-    aligned = {axis: a.chunks[axis] for axis in range(a.ndim)
-               if a.shape[axis] == b.shape[axis] and a.chunks[axis] != b.chunks[axis]}
+    aligned = {
+        axis: a.chunks[axis]
+        for axis in range(a.ndim)
+        if a.shape[axis] == b.shape[axis] and a.chunks[axis] != b.chunks[axis]
+    }
     if aligned:  # b chunked like a along the batch axes they share (Dask's block_info needs it)
         b = b.rechunk(aligned)
     op = _Polymul(_per_limb(args.moduli, args), args.negacyclic, args.algorithm, check)
@@ -239,8 +254,10 @@ def map_chunks(fn, *arrays, name: str | None = None, device: str = "auto", dtype
         if a.ndim < 1:
             raise ValueError(f"arrays[{i}] must have a batch axis: got a 0-d array")
         if i and a.shape[0] not in (arrays[0].shape[0], 1):
-            raise ValueError(f"arrays[{i}] has batch length {a.shape[0]}, arrays[0] {arrays[0].shape[0]}: they "
-                             "must agree (or be 1, to broadcast)")
+            raise ValueError(
+                f"arrays[{i}] has batch length {a.shape[0]}, arrays[0] {arrays[0].shape[0]}: they "
+                "must agree (or be 1, to broadcast)"
+            )
     batches = [as_batch(a, f"arrays[{i}]") for i, a in enumerate(arrays)]
     first = batches[0]
     for i, b in enumerate(batches[1:], 1):

@@ -18,7 +18,8 @@ from .arrays import current_client, from_numpy
 from .plugin import current_state
 from .worker import describe_block, failures_named
 
-def worker_context(params: "scheme.Params", backend: str = "auto") -> "scheme.Context":
+
+def worker_context(params: scheme.Params, backend: str = "auto") -> scheme.Context:
     """The BFV context of this worker for (params, backend), built once (kept by the worker's plugin)."""
     return current_state().bfv_context(params, backend)
 
@@ -27,8 +28,8 @@ def worker_context(params: "scheme.Params", backend: str = "auto") -> "scheme.Co
 class _Payload:
     """What every worker needs once: parameters, backend name and the public evaluation keys."""
 
-    params: "scheme.Params"
-    keys: "scheme.Keys"
+    params: scheme.Params
+    keys: scheme.Keys
     backend: str
 
 
@@ -52,8 +53,9 @@ def _as_dask(x, name):
     if isinstance(x, np.ndarray):
         x = from_numpy(x)
     if not isinstance(x, da.Array):
-        raise TypeError(f"{name} must be a Dask or NumPy array of ciphertext data, or a bfv.Ciphertext, "
-                        f"got {type(x).__name__}")
+        raise TypeError(
+            f"{name} must be a Dask or NumPy array of ciphertext data, or a bfv.Ciphertext, got {type(x).__name__}"
+        )
     if x.ndim != 4 or x.dtype != np.uint64:
         raise ValueError(f"{name} must be uint64 of shape (batch, K, L, n), got {x.dtype} {x.shape}")
     if any(len(c) != 1 for c in x.chunks[1:]):
@@ -61,8 +63,16 @@ def _as_dask(x, name):
     return x
 
 
-def bfv_map(fn, ct_arrays, keys: "scheme.Keys", params: "scheme.Params", *, components: int | None = None,
-            backend: str = "auto", name: str | None = None) -> da.Array:
+def bfv_map(
+    fn,
+    ct_arrays,
+    keys: scheme.Keys,
+    params: scheme.Params,
+    *,
+    components: int | None = None,
+    backend: str = "auto",
+    name: str | None = None,
+) -> da.Array:
     """Lazy fn(ctx, keys, ct, ...) over every batch chunk of encrypted data, on the cluster's workers.
 
     fn: a picklable function of (bfv.Context, bfv.Keys, *Ciphertext) returning a bfv.Ciphertext (it
@@ -81,23 +91,32 @@ def bfv_map(fn, ct_arrays, keys: "scheme.Keys", params: "scheme.Params", *, comp
     if not isinstance(keys, scheme.Keys):
         raise TypeError(f"keys must be bfv.Keys (from Context.keygen), got {type(keys).__name__}")
     if keys.fingerprint != params.fingerprint:
-        raise ValueError(f"keys were made under parameters {keys.fingerprint}, not these parameters "
-                         f"{params.fingerprint}")
+        raise ValueError(
+            f"keys were made under parameters {keys.fingerprint}, not these parameters {params.fingerprint}"
+        )
     for item in ct_arrays if isinstance(ct_arrays, (list, tuple)) else [ct_arrays]:
-        if isinstance(item, scheme.Ciphertext):
-            if item.fingerprint != params.fingerprint or item.key_id != keys.key_id:
-                raise ValueError(f"ct_arrays: a ciphertext of parameters {item.fingerprint} and key {item.key_id} "
-                                 f"does not match parameters {params.fingerprint} and key {keys.key_id}")
-    arrays = [_as_dask(x, f"ct_arrays[{i}]") for i, x in
-              enumerate(ct_arrays if isinstance(ct_arrays, (list, tuple)) else [ct_arrays])]
+        if isinstance(item, scheme.Ciphertext) and (
+            item.fingerprint != params.fingerprint or item.key_id != keys.key_id
+        ):
+            raise ValueError(
+                f"ct_arrays: a ciphertext of parameters {item.fingerprint} and key {item.key_id} "
+                f"does not match parameters {params.fingerprint} and key {keys.key_id}"
+            )
+    arrays = [
+        _as_dask(x, f"ct_arrays[{i}]")
+        for i, x in enumerate(ct_arrays if isinstance(ct_arrays, (list, tuple)) else [ct_arrays])
+    ]
     first = arrays[0]
     _, _, limbs, n = first.shape
     if (limbs, n) != (len(params.q), params.n):
-        raise ValueError(f"ct_arrays: shape {first.shape} does not fit these parameters (L = {len(params.q)}, "
-                         f"n = {params.n})")
+        raise ValueError(
+            f"ct_arrays: shape {first.shape} does not fit these parameters (L = {len(params.q)}, n = {params.n})"
+        )
     for i, x in enumerate(arrays[1:], 1):
         if x.shape[0] != first.shape[0] or x.shape[2:] != first.shape[2:]:
-            raise ValueError(f"ct_arrays[{i}] has shape {x.shape}, ct_arrays[0] {first.shape}: batch, L and n must agree")
+            raise ValueError(
+                f"ct_arrays[{i}] has shape {x.shape}, ct_arrays[0] {first.shape}: batch, L and n must agree"
+            )
         if x.chunks[0] != first.chunks[0]:
             arrays[i] = x.rechunk({0: first.chunks[0]})
     components = first.shape[1] if components is None else int(components)
@@ -106,9 +125,17 @@ def bfv_map(fn, ct_arrays, keys: "scheme.Keys", params: "scheme.Params", *, comp
     client = current_client()
     shipped = client.scatter(payload, broadcast=True, hash=False) if client is not None else payload
     chunks = (first.chunks[0], (components,), (limbs,), (n,))
-    return da.map_blocks(_bfv_task, *arrays, fn=fn, payload=shipped, label=label, dtype=np.uint64,
-                         chunks=chunks, meta=np.empty((0, 0, 0, 0), dtype=np.uint64),
-                         name=f"{label}-{tokenize(fn, payload.params.fingerprint, payload.keys.key_id, *arrays)}")
+    return da.map_blocks(
+        _bfv_task,
+        *arrays,
+        fn=fn,
+        payload=shipped,
+        label=label,
+        dtype=np.uint64,
+        chunks=chunks,
+        meta=np.empty((0, 0, 0, 0), dtype=np.uint64),
+        name=f"{label}-{tokenize(fn, payload.params.fingerprint, payload.keys.key_id, *arrays)}",
+    )
 
 
 __all__ = ["bfv_map", "worker_context"]

@@ -34,9 +34,11 @@ def wait_for_workers(client, n: int = 1, timeout: float | None = None) -> dict:
         client.wait_for_workers(n, timeout=timeout)
     except TimeoutError:
         found = len(client.scheduler_info(n_workers=-1)["workers"])
-        raise RuntimeError(f"the Dask cluster has {found} worker{'s' if found != 1 else ''} after waiting "
-                           f"{timeout:g} s for {n}: check that its workers started (and can reach the "
-                           "scheduler)") from None
+        raise RuntimeError(
+            f"the Dask cluster has {found} worker{'s' if found != 1 else ''} after waiting "
+            f"{timeout:g} s for {n}: check that its workers started (and can reach the "
+            "scheduler)"
+        ) from None
     return client.scheduler_info(n_workers=-1)["workers"]
 
 
@@ -49,9 +51,23 @@ def _positive(value, name):
 
 
 @contextmanager
-def cluster(address=None, *, device="auto", n_workers=None, threads_per_worker=None, processes=True,
-            protocol=None, enable_nvlink=False, rmm_pool_size=None, device_memory_limit=None,
-            dashboard_address=":8787", verbose=True, warm=(), worker_timeout=None, **cluster_options):
+def cluster(
+    address=None,
+    *,
+    device="auto",
+    n_workers=None,
+    threads_per_worker=None,
+    processes=True,
+    protocol=None,
+    enable_nvlink=False,
+    rmm_pool_size=None,
+    device_memory_limit=None,
+    dashboard_address=":8787",
+    verbose=True,
+    warm=(),
+    worker_timeout=None,
+    **cluster_options,
+):
     """A distributed.Client for hebatch jobs, as a context manager (closed on exit).
 
     address: a scheduler address (e.g. "tcp://10.0.0.5:8786") to connect to; default the
@@ -84,23 +100,31 @@ def cluster(address=None, *, device="auto", n_workers=None, threads_per_worker=N
         raise ValueError(f"enable_nvlink=True needs protocol 'ucx' or 'ucxx', got {protocol!r}")
     address = address if address is not None else os.environ.get(SCHEDULER_ENV) or None
     HebatchPlugin(warm=warm)  # its arguments are checked before anything starts
-    if worker_timeout is not None and (isinstance(worker_timeout, bool) or not isinstance(worker_timeout, (int, float))
-                                       or not worker_timeout > 0):
+    if worker_timeout is not None and (
+        isinstance(worker_timeout, bool) or not isinstance(worker_timeout, (int, float)) or not worker_timeout > 0
+    ):
         raise ValueError(f"worker_timeout must be a positive number of seconds or None, got {worker_timeout!r}")
 
     from distributed import Client, LocalCluster
 
     if address is not None:
-        given = {"n_workers": n_workers, "threads_per_worker": threads_per_worker, "protocol": protocol,
-                 "enable_nvlink": enable_nvlink or None, "rmm_pool_size": rmm_pool_size,
-                 "device_memory_limit": device_memory_limit, "processes": None if processes else False,
-                 "device": None if device == "auto" else device,
-                 "dashboard_address": None if dashboard_address == ":8787" else dashboard_address,
-                 **cluster_options}
+        given = {
+            "n_workers": n_workers,
+            "threads_per_worker": threads_per_worker,
+            "protocol": protocol,
+            "enable_nvlink": enable_nvlink or None,
+            "rmm_pool_size": rmm_pool_size,
+            "device_memory_limit": device_memory_limit,
+            "processes": None if processes else False,
+            "device": None if device == "auto" else device,
+            "dashboard_address": None if dashboard_address == ":8787" else dashboard_address,
+            **cluster_options,
+        }
         extra = sorted(k for k, v in given.items() if v is not None)
         if extra:
-            raise ValueError(f"{', '.join(extra)} only apply to a cluster started here, not to the scheduler "
-                             f"at {address}")
+            raise ValueError(
+                f"{', '.join(extra)} only apply to a cluster started here, not to the scheduler at {address}"
+            )
         client = Client(address)
         try:
             wait_for_workers(client, 1, worker_timeout)
@@ -111,8 +135,11 @@ def cluster(address=None, *, device="auto", n_workers=None, threads_per_worker=N
             client.close()
         return
 
-    gpu_options = {"enable_nvlink": enable_nvlink or None, "rmm_pool_size": rmm_pool_size,
-                   "device_memory_limit": device_memory_limit}
+    gpu_options = {
+        "enable_nvlink": enable_nvlink or None,
+        "rmm_pool_size": rmm_pool_size,
+        "device_memory_limit": device_memory_limit,
+    }
     use_gpu = device != "cpu" and gpu_available()
     if device == "gpu" and not use_gpu:
         raise RuntimeError("device='gpu' but no CUDA GPU with CuPy is visible")
@@ -127,29 +154,44 @@ def cluster(address=None, *, device="auto", n_workers=None, threads_per_worker=N
     if use_gpu:
         _check_gpu_workers(n_workers, cluster_options.get("CUDA_VISIBLE_DEVICES"))
         options = {k: v for k, v in gpu_options.items() if v is not None}
-        if (rmm_pool_size is not None and "rmm_allocator_external_lib_list" not in cluster_options
-                and "rmm_allocator_external_lib_list" in inspect.signature(LocalCUDACluster).parameters):
+        if (
+            rmm_pool_size is not None
+            and "rmm_allocator_external_lib_list" not in cluster_options
+            and "rmm_allocator_external_lib_list" in inspect.signature(LocalCUDACluster).parameters
+        ):
             options["rmm_allocator_external_lib_list"] = ["cupy"]  # CuPy allocates from the pool (else the plugin does)
         with _quiet_profiler():
-            started = LocalCUDACluster(n_workers=n_workers, threads_per_worker=threads_per_worker or GPU_THREADS,
-                                       protocol=protocol or "tcp", dashboard_address=dashboard_address,
-                                       **options, **cluster_options)
+            started = LocalCUDACluster(
+                n_workers=n_workers,
+                threads_per_worker=threads_per_worker or GPU_THREADS,
+                protocol=protocol or "tcp",
+                dashboard_address=dashboard_address,
+                **options,
+                **cluster_options,
+            )
         kind = "LocalCUDACluster"
     else:
         ignored = sorted(k for k, v in gpu_options.items() if v is not None)
         if ignored:
             log.warning("no GPU cluster: ignoring %s", ", ".join(ignored))
         options = {} if protocol is None else {"protocol": protocol}
-        started = LocalCluster(n_workers=n_workers, threads_per_worker=threads_per_worker, processes=processes,
-                               dashboard_address=dashboard_address, **options, **cluster_options)
+        started = LocalCluster(
+            n_workers=n_workers,
+            threads_per_worker=threads_per_worker,
+            processes=processes,
+            dashboard_address=dashboard_address,
+            **options,
+            **cluster_options,
+        )
         kind = "LocalCluster"
     try:
         client = Client(started)
         try:
             expected = len(getattr(started, "worker_spec", ())) or 0  # 0: an adaptive cluster, none to wait for
             workers = wait_for_workers(client, expected, worker_timeout) if expected else {}
-            client.register_plugin(HebatchPlugin(warm=warm, rmm=use_gpu and rmm_pool_size is not None),
-                                   name=PLUGIN_NAME)
+            client.register_plugin(
+                HebatchPlugin(warm=warm, rmm=use_gpu and rmm_pool_size is not None), name=PLUGIN_NAME
+            )
             _announce(client, f"started a {kind} with {len(workers)} workers", verbose, dashboard_address is not None)
             yield client
         finally:
@@ -191,8 +233,10 @@ def _check_gpu_workers(n_workers, visible) -> None:
     else:
         gpus = len(visible.split(",")) if isinstance(visible, str) else len(visible)
     if n_workers > gpus:
-        raise ValueError(f"n_workers={n_workers} but {gpus} GPU{'s are' if gpus != 1 else ' is'} visible: a GPU "
-                         f"cluster runs one worker per GPU (ask for at most {gpus}, or device='cpu' for CPU workers)")
+        raise ValueError(
+            f"n_workers={n_workers} but {gpus} GPU{'s are' if gpus != 1 else ' is'} visible: a GPU "
+            f"cluster runs one worker per GPU (ask for at most {gpus}, or device='cpu' for CPU workers)"
+        )
 
 
 def _announce(client, what: str, verbose: bool, dashboard: bool) -> None:

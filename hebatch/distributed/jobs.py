@@ -53,7 +53,7 @@ def run(*jobs, progress: bool = False, retries: int = 0, fail_fast: bool = True,
             out.append(results[position])
             position += 1
         else:
-            out.append(list(results[position:position + size]))
+            out.append(list(results[position : position + size]))
             position += size
     return out[0] if len(out) == 1 else tuple(out)
 
@@ -107,11 +107,23 @@ def first_failure(futures, *, progress: bool = False, fail_fast: bool = True, co
     bar = task = None
     if progress and futures:
         from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, \
-            TimeRemainingColumn
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
 
-        bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                       TimeRemainingColumn(), console=console or Console(stderr=True))
+        bar = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TimeRemainingColumn(),
+            console=console or Console(stderr=True),
+        )
         names = sorted({key_split(f.key) for f in futures})
         task = bar.add_task(", ".join(names[:3]) + (" ..." if len(names) > 3 else ""), total=len(futures))
         bar.start()

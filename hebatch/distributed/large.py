@@ -18,10 +18,10 @@ from functools import partial
 import dask.array as da
 import numpy as np
 
-from ..device import device_of
 from ..backend import get
-from ..ntt.blocks import column_block, four_step_spec, row_block
+from ..device import device_of
 from ..field import PrimeField
+from ..ntt.blocks import column_block, four_step_spec, row_block
 from ..ntt.validate import _check_flag, check_field_args, check_transform_args
 from .arrays import current_client
 from .batch import task_label
@@ -42,9 +42,9 @@ def split_bounds(total: int, parts: int) -> list[tuple[int, int]]:
 
 # -- tasks (module level, so that they ship by reference) ------------------------------------------
 
+
 def _columns_task(block, spec, col0, device, where):
-    return run_task(partial(column_block, spec=spec, col0=col0), block, device=device, where=where,
-                    keep_on_device=True)
+    return run_task(partial(column_block, spec=spec, col0=col0), block, device=device, where=where, keep_on_device=True)
 
 
 def _transposed_columns(block, start, stop):
@@ -52,8 +52,9 @@ def _transposed_columns(block, start, stop):
 
 
 def _split_task(block, start, stop, device, where):
-    return run_task(partial(_transposed_columns, start=start, stop=stop), block, device=device, where=where,
-                    keep_on_device=True)
+    return run_task(
+        partial(_transposed_columns, start=start, stop=stop), block, device=device, where=where, keep_on_device=True
+    )
 
 
 def _concat_columns(*pieces):
@@ -70,8 +71,9 @@ def _rows(block, spec, transposed):
 
 
 def _rows_task(block, spec, transposed, dtype, host, device, where):
-    y = run_task(partial(_rows, spec=spec, transposed=transposed), block, device=device, where=where,
-                 keep_on_device=True)
+    y = run_task(
+        partial(_rows, spec=spec, transposed=transposed), block, device=device, where=where, keep_on_device=True
+    )
     return _finish(y, dtype, host)
 
 
@@ -87,8 +89,19 @@ class LargeNTT:
     for benchmarks. Arguments as `ntt_large`; everything is validated here, before any submission.
     """
 
-    def __init__(self, x, modulus, *, workers=None, negacyclic=False, inverse=False, root=None,
-                 transpose="tasks", device="auto", client=None):
+    def __init__(
+        self,
+        x,
+        modulus,
+        *,
+        workers=None,
+        negacyclic=False,
+        inverse=False,
+        root=None,
+        transpose="tasks",
+        device="auto",
+        client=None,
+    ):
         self.inverse = _check_flag(inverse, "inverse")
         self.device = check_device(device)
         if not isinstance(transpose, str) or transpose not in TRANSPOSES:
@@ -101,8 +114,10 @@ class LargeNTT:
         self.tail = () if field is None else (field.limbs,)
         if x.ndim != 1 + len(self.tail):
             what = "1-D" if field is None else f"shape (n, {field.limbs}) over {field.name}"
-            raise ValueError(f"x must be one vector of n points ({what}), got shape {x.shape}; "
-                             "batches of transforms go through dist.ntt")
+            raise ValueError(
+                f"x must be one vector of n points ({what}), got shape {x.shape}; "
+                "batches of transforms go through dist.ntt"
+            )
         if math.isnan(x.shape[0]):
             raise ValueError("x must have a known length")
         if field is not None:
@@ -110,8 +125,9 @@ class LargeNTT:
             n, ring, root_used = args.n, field, args.root
         else:
             one_word = modulus if isinstance(modulus, PrimeField) else None  # Goldilocks, BabyBear fields
-            args = check_transform_args(x.shape, x.dtype, modulus if one_word is None else one_word.p,
-                                        negacyclic=negacyclic, root=root)
+            args = check_transform_args(
+                x.shape, x.dtype, modulus if one_word is None else one_word.p, negacyclic=negacyclic, root=root
+            )
             n, ring, root_used = args.n, args.moduli[0], args.roots[0]
             if one_word is not None and root is None:  # the field's generator fixes the roots
                 root_used = one_word.root_of_unity(2 * n if args.negacyclic else n)
@@ -124,8 +140,9 @@ class LargeNTT:
         self.spec = four_step_spec(n, ring, root_used, negacyclic=args.negacyclic, inverse=self.inverse)
         k, n1, n2 = len(self.workers), self.spec.n1, self.spec.n2
         if k > min(n1, n2):
-            raise ValueError(f"workers={k} is more than the {min(n1, n2)} blocks a transform of n={n} "
-                             f"({n1} x {n2}) splits into")
+            raise ValueError(
+                f"workers={k} is more than the {min(n1, n2)} blocks a transform of n={n} ({n1} x {n2}) splits into"
+            )
         self.x, self.dtype = x, np.dtype(x.dtype)
         self.host = not is_device_array(x._meta if self.is_dask else x)
         self.col_bounds = split_bounds(n2, k)  # columns of A, rows of Y
@@ -148,16 +165,19 @@ class LargeNTT:
             return available
         if isinstance(workers, int) and not isinstance(workers, bool):
             if not 1 <= workers <= len(available):
-                raise ValueError(f"workers must be between 1 and the {len(available)} workers of the cluster, "
-                                 f"got {workers}")
+                raise ValueError(
+                    f"workers must be between 1 and the {len(available)} workers of the cluster, got {workers}"
+                )
             return available[:workers]
         if isinstance(workers, str):
             workers = [workers]
         chosen = list(workers)
         unknown = [w for w in chosen if w not in available]
         if not chosen or unknown or len(set(chosen)) != len(chosen):
-            raise ValueError(f"workers must be an int or distinct worker addresses of the cluster "
-                             f"({', '.join(available)}), got {workers!r}")
+            raise ValueError(
+                f"workers must be an int or distinct worker addresses of the cluster "
+                f"({', '.join(available)}), got {workers!r}"
+            )
         return chosen
 
     def _key(self, stage, *index):
@@ -169,19 +189,32 @@ class LargeNTT:
         n1, n2 = self.spec.n1, self.spec.n2
         if self.is_dask:
             lengths = tuple(b - a for a, b in self.col_bounds)
-            a = self.x.reshape((n1, n2) + self.tail).rechunk(((n1,), lengths) + tuple((t,) for t in self.tail),
-                                                             method="tasks")
+            a = self.x.reshape((n1, n2) + self.tail).rechunk(
+                ((n1,), lengths) + tuple((t,) for t in self.tail), method="tasks"
+            )
             return self._futures(self.client.persist(a))
         matrix = self.x.reshape((n1, n2) + self.tail)
         xp = get(self.x).ntt.xp
-        return [self.client.scatter(xp.ascontiguousarray(matrix[:, a:b]), workers=[w], hash=False)
-                for (a, b), w in zip(self.col_bounds, self.workers)]
+        return [
+            self.client.scatter(xp.ascontiguousarray(matrix[:, a:b]), workers=[w], hash=False)
+            for (a, b), w in zip(self.col_bounds, self.workers)
+        ]
 
     def columns(self, blocks):
         """Length-n1 transforms and twiddles: rows c_i of Y[j2][k1] on worker i."""
-        return [self.client.submit(_columns_task, block, self.spec, a, self.device, f"{self.label} columns {a}:{b}",
-                                   key=self._key("columns", i), workers=[w])
-                for i, (block, (a, b), w) in enumerate(zip(blocks, self.col_bounds, self.workers))]
+        return [
+            self.client.submit(
+                _columns_task,
+                block,
+                self.spec,
+                a,
+                self.device,
+                f"{self.label} columns {a}:{b}",
+                key=self._key("columns", i),
+                workers=[w],
+            )
+            for i, (block, (a, b), w) in enumerate(zip(blocks, self.col_bounds, self.workers))
+        ]
 
     def transpose(self, blocks, in_bounds, out_bounds, stage="transpose"):
         """The all-to-all: row blocks (in_bounds) of an N x m matrix -> row blocks (out_bounds) of its transpose."""
@@ -189,31 +222,67 @@ class LargeNTT:
             return self._transpose_direct(blocks, out_bounds, stage)
         m, total = out_bounds[-1][1], in_bounds[-1][1]
         meta = np.empty((0, 0) + tuple(0 for _ in self.tail), dtype=U64)
-        parts = [da.from_delayed(b, shape=(hi - lo, m) + self.tail, dtype=U64, meta=meta)
-                 for b, (lo, hi) in zip(blocks, in_bounds)]
+        parts = [
+            da.from_delayed(b, shape=(hi - lo, m) + self.tail, dtype=U64, meta=meta)
+            for b, (lo, hi) in zip(blocks, in_bounds)
+        ]
         lengths = tuple(hi - lo for lo, hi in out_bounds)
-        z = da.concatenate(parts, axis=0).swapaxes(0, 1).rechunk(
-            (lengths, (total,)) + tuple((t,) for t in self.tail), method="tasks")
+        z = (
+            da.concatenate(parts, axis=0)
+            .swapaxes(0, 1)
+            .rechunk((lengths, (total,)) + tuple((t,) for t in self.tail), method="tasks")
+        )
         return self._futures(self.client.persist(z))
 
     def _transpose_direct(self, blocks, out_bounds, stage):
-        pieces = [[self.client.submit(_split_task, block, lo, hi, self.device, f"{self.label} {stage} split",
-                                      key=self._key(f"{stage}_split", i, k), workers=[self.workers[i]])
-                   for k, (lo, hi) in enumerate(out_bounds)]
-                  for i, block in enumerate(blocks)]
-        return [self.client.submit(_concat_task, *[row[k] for row in pieces], device=self.device,
-                                   where=f"{self.label} {stage} concat", key=self._key(f"{stage}_concat", k),
-                                   workers=[w])
-                for k, w in enumerate(self.workers)]
+        pieces = [
+            [
+                self.client.submit(
+                    _split_task,
+                    block,
+                    lo,
+                    hi,
+                    self.device,
+                    f"{self.label} {stage} split",
+                    key=self._key(f"{stage}_split", i, k),
+                    workers=[self.workers[i]],
+                )
+                for k, (lo, hi) in enumerate(out_bounds)
+            ]
+            for i, block in enumerate(blocks)
+        ]
+        return [
+            self.client.submit(
+                _concat_task,
+                *[row[k] for row in pieces],
+                device=self.device,
+                where=f"{self.label} {stage} concat",
+                key=self._key(f"{stage}_concat", k),
+                workers=[w],
+            )
+            for k, w in enumerate(self.workers)
+        ]
 
     def rows(self, blocks, *, transposed: bool, finish: bool):
         """Length-n2 transforms: rows r_k of D[k1][k2], or (transposed) columns r_k of D^T; finish: in
         x's dtype and array type (else uint64, wherever the worker keeps it)."""
         dtype = self.dtype if finish else U64
         host = self.host and finish
-        return [self.client.submit(_rows_task, block, self.spec, transposed, dtype, host, self.device,
-                                   f"{self.label} rows {a}:{b}", key=self._key("rows", k), workers=[w])
-                for k, (block, (a, b), w) in enumerate(zip(blocks, self.row_bounds, self.workers))]
+        return [
+            self.client.submit(
+                _rows_task,
+                block,
+                self.spec,
+                transposed,
+                dtype,
+                host,
+                self.device,
+                f"{self.label} rows {a}:{b}",
+                key=self._key("rows", k),
+                workers=[w],
+            )
+            for k, (block, (a, b), w) in enumerate(zip(blocks, self.row_bounds, self.workers))
+        ]
 
     def gather(self, pieces):
         """The result on the client: piece k holds the columns r_k of X viewed as (n2, n1)."""
@@ -231,12 +300,16 @@ class LargeNTT:
 
     def as_dask(self, blocks):
         """The result as a Dask array: block k holds rows c_k of X viewed as (n2, n1), contiguous in X."""
-        finished = [self.client.submit(_finish, b, self.dtype, self.host, key=self._key("finish", k), workers=[w])
-                    for k, (b, w) in enumerate(zip(blocks, self.workers))]
+        finished = [
+            self.client.submit(_finish, b, self.dtype, self.host, key=self._key("finish", k), workers=[w])
+            for k, (b, w) in enumerate(zip(blocks, self.workers))
+        ]
         meta = self.x._meta if self.is_dask else self.x[:0]
         empty = meta[:0].reshape((0, 0) + tuple(0 for _ in self.tail))
-        parts = [da.from_delayed(f, shape=(hi - lo, self.spec.n1) + self.tail, dtype=self.dtype, meta=empty)
-                 for f, (lo, hi) in zip(finished, self.col_bounds)]
+        parts = [
+            da.from_delayed(f, shape=(hi - lo, self.spec.n1) + self.tail, dtype=self.dtype, meta=empty)
+            for f, (lo, hi) in zip(finished, self.col_bounds)
+        ]
         return da.concatenate(parts, axis=0).reshape((self.spec.n,) + self.tail)
 
     def run(self, gather: bool = True, timings: dict | None = None):
@@ -262,8 +335,9 @@ class LargeNTT:
                 timings["gather"] = time.perf_counter() - start
             return result
         blocks = stage("rows", lambda: self.rows(blocks, transposed=False, finish=False))
-        blocks = stage("transpose_out", lambda: self.transpose(blocks, self.row_bounds, self.col_bounds,
-                                                               "transpose_out"))
+        blocks = stage(
+            "transpose_out", lambda: self.transpose(blocks, self.row_bounds, self.col_bounds, "transpose_out")
+        )
         return self.as_dask(blocks)
 
     def _futures(self, persisted):
@@ -281,8 +355,18 @@ def _flat_keys(keys):
             yield key
 
 
-def ntt_large(x, modulus, *, workers=None, negacyclic=False, inverse=False, root=None, gather=True,
-              transpose="tasks", device="auto"):
+def ntt_large(
+    x,
+    modulus,
+    *,
+    workers=None,
+    negacyclic=False,
+    inverse=False,
+    root=None,
+    gather=True,
+    transpose="tasks",
+    device="auto",
+):
     """One NTT of n = 2^16 .. 2^28 points (any n >= 4 works) as a 4-step transform across workers.
 
     Bit for bit equal to hb.ntt(x, modulus, negacyclic=..., inverse=..., root=...).
@@ -298,6 +382,14 @@ def ntt_large(x, modulus, *, workers=None, negacyclic=False, inverse=False, root
     Needs a distributed client (`with dist.cluster():`). Errors in workers (e.g. entries >= modulus)
     are raised here with their cause.
     """
-    job = LargeNTT(x, modulus, workers=workers, negacyclic=negacyclic, inverse=inverse, root=root,
-                   transpose=transpose, device=device)
+    job = LargeNTT(
+        x,
+        modulus,
+        workers=workers,
+        negacyclic=negacyclic,
+        inverse=inverse,
+        root=root,
+        transpose=transpose,
+        device=device,
+    )
     return job.run(gather=_check_flag(gather, "gather"))

@@ -70,8 +70,11 @@ class WorkerState:
         """Make `stream` wait (on the GPU, not the host) for the task streams that wrote `arrays`;
         returns those streams (see `release_to`)."""
         with self.lock:
-            found = {id(s): (s, e) for s, e in (self.producers.get(_base_ptr(a), (None, None)) for a in arrays)
-                     if s is not None and s is not stream}
+            found = {
+                id(s): (s, e)
+                for s, e in (self.producers.get(_base_ptr(a), (None, None)) for a in arrays)
+                if s is not None and s is not stream
+            }
         for _, event in found.values():
             stream.wait_event(event)
         return [s for s, _ in found.values()]
@@ -256,8 +259,10 @@ class HebatchPlugin(_WorkerPlugin):
 
     def __init__(self, warm=(), rmm: bool = False):
         try:
-            self.warm = tuple((int(n), tuple(int(q) for q in (m if isinstance(m, (list, tuple)) else [m])),
-                               bool(c)) for n, m, c in warm)
+            self.warm = tuple(
+                (int(n), tuple(int(q) for q in (m if isinstance(m, (list, tuple)) else [m])), bool(c))
+                for n, m, c in warm
+            )
         except (TypeError, ValueError):
             raise ValueError(f"warm must be a list of (log2 n, moduli, negacyclic) tuples, got {warm!r}") from None
         if any(not 1 <= n <= 28 for n, _, _ in self.warm):
@@ -269,9 +274,7 @@ class HebatchPlugin(_WorkerPlugin):
         self.state = WorkerState()
         if not self.state.has_gpu():
             return
-        if self.rmm and _use_rmm_for_cupy():
-            self.state.allocator = "rmm"
-        elif _cupy_uses_rmm():
+        if (self.rmm and _use_rmm_for_cupy()) or _cupy_uses_rmm():
             self.state.allocator = "rmm"
         for spec in self.warm:
             self.state.warmed.append(_warm(spec))
@@ -326,8 +329,13 @@ def worker_report(dask_worker=None, reset=False) -> dict:
     """What a worker's plugin set up (for client.run): GPU, allocator, kernels warmed, and with
     HEBATCH_TASK_TIMES=1 the host time of each task phase since the last reset (reset: start anew)."""
     state = current_state() if dask_worker is None else _state_of(dask_worker)
-    report = {"plugin": dask_worker is not None and PLUGIN_NAME in dask_worker.plugins, "gpu": state.has_gpu(),
-              "allocator": state.allocator, "warmed": list(state.warmed), "contexts": len(state.contexts)}
+    report = {
+        "plugin": dask_worker is not None and PLUGIN_NAME in dask_worker.plugins,
+        "gpu": state.has_gpu(),
+        "allocator": state.allocator,
+        "warmed": list(state.warmed),
+        "contexts": len(state.contexts),
+    }
     if state.timed:
         report["task_times"] = state.task_times(reset=bool(reset))
     if state.has_gpu():
@@ -346,4 +354,3 @@ def _state_of(worker) -> WorkerState:
 
 
 __all__ = ["HebatchPlugin", "WorkerState", "current_state", "worker_report", "PLUGIN_NAME"]
-

@@ -88,8 +88,11 @@ def parallel_copy(dst: np.ndarray, src: np.ndarray) -> None:
         return
     parts = min(COPY_THREADS, rows)
     bounds = [rows * i // parts for i in range(parts + 1)]
-    list(current_state().copy_pool().map(
-        lambda i: dst.__setitem__(slice(bounds[i], bounds[i + 1]), src[bounds[i]:bounds[i + 1]]), range(parts)))
+    list(
+        current_state()
+        .copy_pool()
+        .map(lambda i: dst.__setitem__(slice(bounds[i], bounds[i + 1]), src[bounds[i] : bounds[i + 1]]), range(parts))
+    )
 
 
 def to_host(x):
@@ -124,7 +127,7 @@ def on_worker(fn, *operands, device: str = "auto", keep_on_device: bool = False,
             on_cpu = True
         if on_cpu:
             if check is not None:
-                check.host_check(operands[:check.operands])
+                check.host_check(operands[: check.operands])
             return fn(*operands)
         if not keep_on_device:
             return _pipelined(fn, operands, check)
@@ -150,9 +153,15 @@ def _fused_check(state, x, bound, out=None):
         return out
     limbs = int(bound.size)
     n = int(x.shape[-1]) if x.ndim else 1
-    kernel = state.kernel("out_of_range", lambda: cupy.ElementwiseKernel(
-        "T x, raw T q, int64 n, int64 limbs", "raw bool flag",
-        "if (x >= q[(i / n) % limbs]) flag[0] = true;", "hebatch_out_of_range"))
+    kernel = state.kernel(
+        "out_of_range",
+        lambda: cupy.ElementwiseKernel(
+            "T x, raw T q, int64 n, int64 limbs",
+            "raw bool flag",
+            "if (x >= q[(i / n) % limbs]) flag[0] = true;",
+            "hebatch_out_of_range",
+        ),
+    )
     kernel(x, bound.reshape(-1), n, limbs, out.reshape(1))
     return out
 
@@ -184,15 +193,20 @@ def _on_device(fn, operands, check):
             with state.phase("copy in"):
                 ops = [op if is_device_array(op) else _upload(op, stream, registered) for op in operands]
             checked = None
-            if check is not None and any(op.size for op in ops[:check.operands]):
+            if check is not None and any(op.size for op in ops[: check.operands]):
                 # The verdict is copied to pinned memory before the transform is queued: the host then
                 # waits for the check only, while the GPU goes on with the transform.
                 with state.phase("check"):
-                    flags = [_fused_check(state, op, _device_bound(state, check))
-                             for op in ops[:check.operands] if op.size]
+                    flags = [
+                        _fused_check(state, op, _device_bound(state, check)) for op in ops[: check.operands] if op.size
+                    ]
                     verdict = state.pinned_flag()
-                    cupy.asnumpy(flags[0] if len(flags) == 1 else cupy.stack(flags).any(), stream=stream,
-                                 out=verdict, blocking=False)
+                    cupy.asnumpy(
+                        flags[0] if len(flags) == 1 else cupy.stack(flags).any(),
+                        stream=stream,
+                        out=verdict,
+                        blocking=False,
+                    )
                     checked = state.record(stream)
             with state.phase("transform"):
                 y = fn(*ops)
@@ -205,7 +219,9 @@ def _on_device(fn, operands, check):
             if bool(verdict[()]):
                 check.raise_for(ops, cupy)
         with state.phase("finish"):
-            outputs = [y] if is_device_array(y) else [a for a in (y if isinstance(y, tuple) else ()) if is_device_array(a)]
+            outputs = (
+                [y] if is_device_array(y) else [a for a in (y if isinstance(y, tuple) else ()) if is_device_array(a)]
+            )
             state.produced(stream, outputs)
             state.release_to(producers, stream)
         if os.environ.get("CUPY_CUDA_PER_THREAD_DEFAULT_STREAM") == "1":
@@ -249,7 +265,7 @@ def is_pinned(x) -> bool:
         return False
     try:
         return attributes(x.ctypes.data).type == cupy.cuda.runtime.memoryTypeHost
-    except Exception:  # noqa: BLE001 (memory CUDA does not know: pageable)
+    except Exception:  # memory CUDA does not know: pageable
         return False
 
 
@@ -273,7 +289,7 @@ def _unregister(registered) -> None:
         x = registered.pop()
         try:
             cupy.cuda.runtime.hostUnregister(x.ctypes.data)
-        except Exception:  # noqa: BLE001 (the copies are done; a failed unregister only leaks a pin)
+        except Exception:  # the copies are done; a failed unregister only leaks a pin
             pass
 
 
@@ -348,7 +364,7 @@ def _pipelined(fn, operands, check):
             for stream in streams:
                 stream.synchronize()
         if flags is not None and bool(flags.get(stream=streams[0]).any()):
-            check.raise_for([op for op in operands[:check.operands]], np)
+            check.raise_for(list(operands[: check.operands]), np)
     except BaseException:
         for stream in streams:
             stream.synchronize()  # no copy may still read registered memory or write `out`

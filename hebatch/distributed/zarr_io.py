@@ -60,8 +60,10 @@ def from_zarr(url, component=None, *, chunks=None) -> da.Array:
     if done is not None:
         finished = int(np.count_nonzero(done[:]))
         if finished < done.shape[0]:
-            raise ValueError(f"{url} is incomplete: {finished} of {done.shape[0]} chunks are written; "
-                             "rerun the job that writes it to finish it")
+            raise ValueError(
+                f"{url} is incomplete: {finished} of {done.shape[0]} chunks are written; "
+                "rerun the job that writes it to finish it"
+            )
     if array.ndim < 1:
         raise ValueError(f"{url} holds a 0-d array: a batch needs a batch axis")
     lengths = batch_chunks(array.shape, array.dtype, chunks, multiple=array.chunks[0])
@@ -87,8 +89,16 @@ def _write_chunk(block, url, component, index, start, stop):
     return index
 
 
-def to_zarr(x, url, component: str = DATA, *, overwrite: bool = False, compute: bool = True,
-            progress: bool = False, compressors=None):
+def to_zarr(
+    x,
+    url,
+    component: str = DATA,
+    *,
+    overwrite: bool = False,
+    compute: bool = True,
+    progress: bool = False,
+    compressors=None,
+):
     """Write a batch to a Zarr group chunk by chunk; a rerun of the same job skips finished chunks.
 
     x: Dask, NumPy or CuPy array (batch, ...). It is stored with x's chunk length along axis 0
@@ -112,7 +122,7 @@ def to_zarr(x, url, component: str = DATA, *, overwrite: bool = False, compute: 
         raise ValueError(f"x must have known chunk sizes to be written, got shape {x.shape}")
     x = as_batch(x)
     if any(len(c) > 1 for c in x.chunks[1:]):
-        x = x.rechunk({axis: -1 for axis in range(1, x.ndim)})
+        x = x.rechunk(dict.fromkeys(range(1, x.ndim), -1))
     lengths = x.chunks[0]
     if len(lengths) > 1 and (len(set(lengths[:-1])) > 1 or lengths[-1] > lengths[0]):
         x = x.rechunk({0: batch_chunks(x.shape, x.dtype, max(lengths))})
@@ -126,19 +136,37 @@ def to_zarr(x, url, component: str = DATA, *, overwrite: bool = False, compute: 
     if component in members and not overwrite:
         array = group[component]
         if done_name(component) not in members:
-            raise ValueError(f"{url}/{component} exists and was not written by to_zarr; pass overwrite=True to replace it")
+            raise ValueError(
+                f"{url}/{component} exists and was not written by to_zarr; pass overwrite=True to replace it"
+            )
         found = (tuple(array.shape), array.dtype, tuple(array.chunks))
         wanted = (shape, dtype, (rows,) + shape[1:])
         if found != wanted:
-            raise ValueError(f"{url}/{component} exists with shape {found[0]}, dtype {found[1]}, chunks {found[2]}; "
-                             f"this job writes shape {wanted[0]}, dtype {wanted[1]}, chunks {wanted[2]}: "
-                             "pass overwrite=True to replace it")
+            raise ValueError(
+                f"{url}/{component} exists with shape {found[0]}, dtype {found[1]}, chunks {found[2]}; "
+                f"this job writes shape {wanted[0]}, dtype {wanted[1]}, chunks {wanted[2]}: "
+                "pass overwrite=True to replace it"
+            )
         finished = group[done_name(component)][:]
     else:
-        group.create_array(component, shape=shape, dtype=dtype, chunks=(rows,) + shape[1:],
-                           compressors=compressors, fill_value=0, overwrite=True)
-        group.create_array(done_name(component), shape=(n_chunks,), dtype="uint8", chunks=(1,),
-                           compressors=None, fill_value=0, overwrite=True)
+        group.create_array(
+            component,
+            shape=shape,
+            dtype=dtype,
+            chunks=(rows,) + shape[1:],
+            compressors=compressors,
+            fill_value=0,
+            overwrite=True,
+        )
+        group.create_array(
+            done_name(component),
+            shape=(n_chunks,),
+            dtype="uint8",
+            chunks=(1,),
+            compressors=None,
+            fill_value=0,
+            overwrite=True,
+        )
         finished = np.zeros(n_chunks, dtype=np.uint8)
 
     token = tokenize(x.name, store, component)
@@ -149,8 +177,17 @@ def to_zarr(x, url, component: str = DATA, *, overwrite: bool = False, compute: 
             continue
         start = index * rows
         write = delayed(_write_chunk, pure=True)
-        tasks.append(write(block, store, component, index, start, min(start + rows, shape[0]),
-                           dask_key_name=f"to_zarr-{token}-{index}"))
+        tasks.append(
+            write(
+                block,
+                store,
+                component,
+                index,
+                start,
+                min(start + rows, shape[0]),
+                dask_key_name=f"to_zarr-{token}-{index}",
+            )
+        )
     if not compute:
         return tasks
     if tasks:

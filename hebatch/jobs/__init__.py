@@ -14,6 +14,21 @@ from .ntt import batch_ntt, parse_modulus
 from .workflow import load_config, run_workflow
 from .zk import zk_ntt
 
-__all__ = ["batch_ntt", "parse_modulus", "keygen", "encrypt_dataset", "evaluate_store", "decrypt_store",
-           "pipeline_options", "run_pipeline_demo", "zk_ntt", "load_config", "run_workflow", "demo", "info",
-           "job_cluster", "local_cluster", "worker_count"]
+__all__ = [
+    "batch_ntt",
+    "parse_modulus",
+    "keygen",
+    "encrypt_dataset",
+    "evaluate_store",
+    "decrypt_store",
+    "pipeline_options",
+    "run_pipeline_demo",
+    "zk_ntt",
+    "load_config",
+    "run_workflow",
+    "demo",
+    "info",
+    "job_cluster",
+    "local_cluster",
+    "worker_count",
+]

@@ -30,8 +30,9 @@ def _checkout_script(relative: str) -> pathlib.Path:
     for root in roots:
         if (root / relative).is_file():
             return root / relative
-    raise FileNotFoundError(f"{relative} is not present here: run from a source checkout of hebatch or set "
-                            "HEBATCH_REPO to one")
+    raise FileNotFoundError(
+        f"{relative} is not present here: run from a source checkout of hebatch or set HEBATCH_REPO to one"
+    )
 
 
 def bench_command(name: str, *, quick=False, extra=(), out=None, cpu_smoke=False) -> list[str]:
@@ -68,14 +69,20 @@ def run_benchmark(name: str, *, quick=False, extra=(), out=None, cpu_smoke=False
     package_root = str(pathlib.Path(__file__).resolve().parents[2])
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, env.get("PYTHONPATH")]))
     echo(f"running {' '.join(command[1:])}")
-    with subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                          bufsize=1) as process:
+    with subprocess.Popen(
+        command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1
+    ) as process:
         for line in process.stdout:
             echo(line.rstrip("\n"))
     if process.returncode != 0:
         raise RuntimeError(f"bench {name} exited with status {process.returncode}")
     written = sorted(p for p in out.glob("*.json") if before.get(p) != p.stat().st_mtime_ns)
-    return {"benchmark": name, "command": command[1:], "out": os.fspath(out), "results": [os.fspath(p) for p in written]}
+    return {
+        "benchmark": name,
+        "command": command[1:],
+        "out": os.fspath(out),
+        "results": [os.fspath(p) for p in written],
+    }
 
 
 def load_results(paths) -> list:
@@ -98,6 +105,8 @@ def plot_result(name: str, result_path, out_path) -> str:
         except json.JSONDecodeError:
             found = name  # plot() names the problem
         if found != name:
-            raise ValueError(f"{os.fspath(path)} is a result of the {found} benchmark: use `hebatch bench {found} "
-                             f"--from-json {os.fspath(path)} --plot ...`")
+            raise ValueError(
+                f"{os.fspath(path)} is a result of the {found} benchmark: use `hebatch bench {found} "
+                f"--from-json {os.fspath(path)} --plot ...`"
+            )
     return os.fspath(plot(path, out_path))

@@ -29,6 +29,7 @@ ATTRS = "hebatch_bfv"
 
 # -- keys on disk ----------------------------------------------------------------------------------------
 
+
 def write_keys(directory, preset: str, max_features: int, backend: str = "auto") -> dict:
     """Generate keys (rotations for dot products of up to max_features values) into `directory`."""
     params = bfv.Params.preset(preset)
@@ -38,9 +39,16 @@ def write_keys(directory, preset: str, max_features: int, backend: str = "auto")
     keys = ctx.keygen(rotations=rotation_steps(max_features))
     directory = pathlib.Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
-    meta = {"preset": preset, "n": params.n, "t": params.t, "q": [str(q) for q in params.q],
-            "special": str(params.special), "fingerprint": params.fingerprint, "key_id": keys.key_id,
-            "max_features": max_features}
+    meta = {
+        "preset": preset,
+        "n": params.n,
+        "t": params.t,
+        "q": [str(q) for q in params.q],
+        "special": str(params.special),
+        "fingerprint": params.fingerprint,
+        "key_id": keys.key_id,
+        "max_features": max_features,
+    }
     (directory / "params.json").write_text(json.dumps(meta, indent=2) + "\n")
     for part, name in KEY_FILES.items():
         path = directory / name
@@ -53,11 +61,13 @@ def write_keys(directory, preset: str, max_features: int, backend: str = "auto")
 def read_params(directory):
     path = pathlib.Path(directory) / "params.json"
     if not path.is_file():
-        raise FileNotFoundError(f"--keys {os.fspath(directory)!r} holds no params.json "
-                                "(make one with `hebatch bfv keygen`)")
+        raise FileNotFoundError(
+            f"--keys {os.fspath(directory)!r} holds no params.json (make one with `hebatch bfv keygen`)"
+        )
     meta = json.loads(path.read_text())
-    params = bfv.Params(n=int(meta["n"]), t=int(meta["t"]), q=tuple(int(q) for q in meta["q"]),
-                        special=int(meta["special"]))
+    params = bfv.Params(
+        n=int(meta["n"]), t=int(meta["t"]), q=tuple(int(q) for q in meta["q"]), special=int(meta["special"])
+    )
     if params.fingerprint != meta["fingerprint"]:
         raise ValueError(f"{path}: the parameters do not match their recorded fingerprint")
     return params, meta
@@ -67,8 +77,12 @@ def read_keys(directory, *, secret: bool):
     """(params, meta, Keys) from a key directory; the secret key only if asked for."""
     params, meta = read_params(directory)
     parts = {}
-    for part, cls in (("public", bfv.PublicKey), ("relin", bfv.RelinKey), ("galois", bfv.GaloisKeys),
-                      ("secret", bfv.SecretKey)):
+    for part, cls in (
+        ("public", bfv.PublicKey),
+        ("relin", bfv.RelinKey),
+        ("galois", bfv.GaloisKeys),
+        ("secret", bfv.SecretKey),
+    ):
         if part == "secret" and not secret:
             parts[part] = None
             continue
@@ -82,6 +96,7 @@ def read_keys(directory, *, secret: bool):
 
 # -- datasets and ciphertext stores ----------------------------------------------------------------------
 
+
 def _encrypt_rows(values, params, public, backend):
     """Encrypt rows of values (records, features) on a worker: slot row 0 holds each record."""
     from ..distributed.bfv import worker_context
@@ -91,13 +106,13 @@ def _encrypt_rows(values, params, public, backend):
     values = np.asarray(values)
     if values.size and (values.min() < 0 or values.max() >= params.t):
         raise ValueError(f"values must lie in [0, t) = [0, {params.t}), got {values.min()} .. {values.max()}")
-    slots[:, :values.shape[1]] = values
+    slots[:, : values.shape[1]] = values
     return ctx.ops.to_host(ctx.encrypt(public, ctx.encode(slots)).data)
 
 
 def encrypt_dataset(in_path, ct_path, key_dir, *, chunk=None, backend="auto", overwrite=False) -> dict:
     """Encrypt a dataset (records, features) into a Zarr store of ciphertexts, chunk by chunk (resumable)."""
-    params, meta, keys = read_keys(key_dir, secret=False)
+    params, _meta, keys = read_keys(key_dir, secret=False)
     values = open_batch(in_path, chunks=chunk or 16, name="IN")
     if values.ndim != 2:
         raise ValueError(f"IN must hold (records, features) values, got shape {values.shape}")
@@ -109,25 +124,46 @@ def encrypt_dataset(in_path, ct_path, key_dir, *, chunk=None, backend="auto", ov
     public = delayed(keys.public, traverse=False)  # one copy in the graph, shared by every task
     limbs = len(params.q)
     values = values.rechunk({1: -1})
-    parts = [da.from_delayed(delayed(_encrypt_rows, pure=True)(block, params, public, backend),
-                             shape=(rows, 2, limbs, params.n), dtype=np.uint64,
-                             meta=np.empty((0, 0, 0, 0), dtype=np.uint64))
-             for block, rows in zip(values.to_delayed().ravel(), values.chunks[0])] if values.shape[0] else []
+    parts = (
+        [
+            da.from_delayed(
+                delayed(_encrypt_rows, pure=True)(block, params, public, backend),
+                shape=(rows, 2, limbs, params.n),
+                dtype=np.uint64,
+                meta=np.empty((0, 0, 0, 0), dtype=np.uint64),
+            )
+            for block, rows in zip(values.to_delayed().ravel(), values.chunks[0])
+        ]
+        if values.shape[0]
+        else []
+    )
     if not parts:
         raise ValueError("IN holds no records")
     cts = da.concatenate(parts, axis=0)
     with Timer() as timer:
         written = write_batch(cts, ct_path, overwrite=overwrite, console=console, name="CT")
     _tag(ct_path, params, keys.key_id, features=features, slots=features, steps=[])
-    return {"input": os.fspath(in_path), "ciphertexts": os.fspath(ct_path), "records": int(values.shape[0]),
-            "features": features, "n": params.n, "limbs": limbs, **written, "seconds": timer.seconds}
+    return {
+        "input": os.fspath(in_path),
+        "ciphertexts": os.fspath(ct_path),
+        "records": int(values.shape[0]),
+        "features": features,
+        "n": params.n,
+        "limbs": limbs,
+        **written,
+        "seconds": timer.seconds,
+    }
 
 
 def _tag(ct_path, params, key_id, **extra):
     import zarr
 
     zarr.open_group(os.fspath(ct_path), mode="a").attrs[ATTRS] = {
-        "kind": "ciphertext", "fingerprint": params.fingerprint, "key_id": key_id, **extra}
+        "kind": "ciphertext",
+        "fingerprint": params.fingerprint,
+        "key_id": key_id,
+        **extra,
+    }
 
 
 def store_attrs(ct_path, params, key_id) -> dict:
@@ -143,17 +179,20 @@ def store_attrs(ct_path, params, key_id) -> dict:
     if not attrs:
         raise ValueError(f"{os.fspath(ct_path)!r} holds no hebatch BFV ciphertexts")
     if attrs["fingerprint"] != params.fingerprint:
-        raise ValueError(f"{os.fspath(ct_path)!r} was encrypted under other parameters ({attrs['fingerprint']}) "
-                         f"than --keys ({params.fingerprint})")
+        raise ValueError(
+            f"{os.fspath(ct_path)!r} was encrypted under other parameters ({attrs['fingerprint']}) "
+            f"than --keys ({params.fingerprint})"
+        )
     if attrs["key_id"] != key_id:
         raise ValueError(f"{os.fspath(ct_path)!r} was encrypted under key {attrs['key_id']}, not {key_id} of --keys")
     return dict(attrs)
 
 
-def evaluate_store(ct_path, out_path, key_dir, pipeline_options: dict, *, chunk=None, backend="auto",
-                   overwrite=False) -> dict:
+def evaluate_store(
+    ct_path, out_path, key_dir, pipeline_options: dict, *, chunk=None, backend="auto", overwrite=False
+) -> dict:
     """Apply a pipeline to every ciphertext of a store on the cluster (dist.bfv_map); resumable."""
-    params, meta, keys = read_keys(key_dir, secret=False)
+    params, _meta, keys = read_keys(key_dir, secret=False)
     attrs = store_attrs(ct_path, params, keys.key_id)
     if attrs.get("slots") != attrs.get("features"):
         raise ValueError(f"{os.fspath(ct_path)!r} holds dot-product results; evaluate the encrypted records instead")
@@ -162,16 +201,30 @@ def evaluate_store(ct_path, out_path, key_dir, pipeline_options: dict, *, chunk=
     ctx = bfv.Context(params, backend="cpu")
     missing = [s for s in steps if ctx.galois_element(s) not in keys.galois.elements]
     if missing:
-        raise ValueError(f"--keys has no Galois keys for rotations {missing}: regenerate with "
-                         f"`hebatch bfv keygen --max-features {pipeline.features}`")
+        raise ValueError(
+            f"--keys has no Galois keys for rotations {missing}: regenerate with "
+            f"`hebatch bfv keygen --max-features {pipeline.features}`"
+        )
     cts = dist.from_zarr(os.fspath(ct_path), chunks=chunk or _store_chunk(ct_path))
     result = dist.bfv_map(pipeline, cts, keys, params, components=2, backend=backend, name="bfv_pipeline")
     with Timer() as timer:
         written = write_batch(result, out_path, overwrite=overwrite, console=console, name="OUT")
-    _tag(out_path, params, keys.key_id, features=pipeline.features, slots=pipeline.result_slots,
-         steps=list(attrs.get("steps", [])) + pipeline.describe())
-    return {"ciphertexts": os.fspath(ct_path), "output": os.fspath(out_path), "records": int(cts.shape[0]),
-            "steps": pipeline.describe(), **written, "seconds": timer.seconds}
+    _tag(
+        out_path,
+        params,
+        keys.key_id,
+        features=pipeline.features,
+        slots=pipeline.result_slots,
+        steps=list(attrs.get("steps", [])) + pipeline.describe(),
+    )
+    return {
+        "ciphertexts": os.fspath(ct_path),
+        "output": os.fspath(out_path),
+        "records": int(cts.shape[0]),
+        "steps": pipeline.describe(),
+        **written,
+        "seconds": timer.seconds,
+    }
 
 
 def _store_chunk(ct_path) -> int:
@@ -184,7 +237,7 @@ def decrypt_store(ct_path, out_path, key_dir, *, overwrite=False, backend="auto"
     """Decrypt a ciphertext store here (the secret key never goes to workers); values (records, slots)."""
     import zarr
 
-    params, meta, keys = read_keys(key_dir, secret=True)
+    params, _meta, keys = read_keys(key_dir, secret=True)
     attrs = store_attrs(ct_path, params, keys.key_id)
     kind_of(out_path, "OUT")
     check_separate(ct_path, out_path, "CT", "OUT")
@@ -193,14 +246,15 @@ def decrypt_store(ct_path, out_path, key_dir, *, overwrite=False, backend="auto"
     data = zarr.open_group(os.fspath(ct_path), mode="r")["data"]
     finished, total = dist.zarr_status(os.fspath(ct_path))
     if finished < total:
-        raise ValueError(f"{os.fspath(ct_path)!r} is incomplete ({finished} of {total} chunks): rerun the command "
-                         "that writes it")
+        raise ValueError(
+            f"{os.fspath(ct_path)!r} is incomplete ({finished} of {total} chunks): rerun the command that writes it"
+        )
     ctx = bfv.Context(params, backend=backend)
     slots = int(attrs["slots"])
     rows, out, budget = int(data.chunks[0]), [], None
     with Timer() as timer:
         for start in range(0, data.shape[0], rows):
-            ct = bfv.Ciphertext(np.asarray(data[start:start + rows]), params.fingerprint, keys.key_id)
+            ct = bfv.Ciphertext(np.asarray(data[start : start + rows]), params.fingerprint, keys.key_id)
             out.append(np.asarray(ctx.ops.to_host(ctx.decode(ctx.decrypt(keys.secret, ct))))[:, :slots])
             # the budget is exact but costly (Python ints per coefficient): one record per chunk samples it
             first = bfv.Ciphertext(ct.data[:1], params.fingerprint, keys.key_id)
@@ -208,16 +262,24 @@ def decrypt_store(ct_path, out_path, key_dir, *, overwrite=False, backend="auto"
             budget = left if budget is None else min(budget, left)
     values = np.concatenate(out, axis=0) if out else np.zeros((0, slots), dtype=np.uint64)
     if budget is not None and budget <= 0:
-        raise RuntimeError(f"the ciphertexts have no noise budget left: the pipeline was too deep for n = {params.n} "
-                           "(use a larger --preset at keygen)")
+        raise RuntimeError(
+            f"the ciphertexts have no noise budget left: the pipeline was too deep for n = {params.n} "
+            "(use a larger --preset at keygen)"
+        )
     if kind_of(out_path, "OUT") == "npy":
         np.save(out_path, values)
     else:
-            dist.to_zarr(values, os.fspath(out_path), overwrite=True)
-    return {"ciphertexts": os.fspath(ct_path), "output": os.fspath(out_path), "records": int(values.shape[0]),
-            "values_per_record": slots, "steps": attrs.get("steps", []), "min_noise_budget_bits": budget,
-            "noise_budget_sampled": "first record of each chunk",
-            "seconds": timer.seconds}, values
+        dist.to_zarr(values, os.fspath(out_path), overwrite=True)
+    return {
+        "ciphertexts": os.fspath(ct_path),
+        "output": os.fspath(out_path),
+        "records": int(values.shape[0]),
+        "values_per_record": slots,
+        "steps": attrs.get("steps", []),
+        "min_noise_budget_bits": budget,
+        "noise_budget_sampled": "first record of each chunk",
+        "seconds": timer.seconds,
+    }, values
 
 
 def pipeline_options(poly, square, mul_const, add_const, dot_with) -> dict:
@@ -230,18 +292,36 @@ def pipeline_options(poly, square, mul_const, add_const, dot_with) -> dict:
     elif dot_with is not None:
         weights = np.load(dot_with) if str(dot_with).endswith(".npy") else np.loadtxt(dot_with, dtype=np.int64, ndmin=1)
         if weights.ndim != 1 or weights.dtype.kind not in "iu":
-            raise ValueError(f"--dot-with {dot_with}: expected one row of integer weights, got {weights.dtype} "
-                             f"{weights.shape}")
+            raise ValueError(
+                f"--dot-with {dot_with}: expected one row of integer weights, got {weights.dtype} {weights.shape}"
+            )
         weights = tuple(int(w) for w in weights)
-    options = {"poly": parse_poly(poly) if poly else None, "square": bool(square), "mul_const": mul_const,
-               "add_const": add_const, "dot_with": weights}
+    options = {
+        "poly": parse_poly(poly) if poly else None,
+        "square": bool(square),
+        "mul_const": mul_const,
+        "add_const": add_const,
+        "dot_with": weights,
+    }
     if not any(v not in (None, False) for v in options.values()):
         raise ValueError("give at least one step: --poly, --square, --mul-const, --add-const or --dot-with")
     return options
 
 
-def run_pipeline_demo(work: pathlib.Path, *, preset, records, features, max_value, options: dict, chunk, backend,
-                      seed=None, key_dir=None, records_path=None) -> dict:
+def run_pipeline_demo(
+    work: pathlib.Path,
+    *,
+    preset,
+    records,
+    features,
+    max_value,
+    options: dict,
+    chunk,
+    backend,
+    seed=None,
+    key_dir=None,
+    records_path=None,
+) -> dict:
     """keygen (unless keys exist) -> encrypt -> eval -> decrypt in `work`, checked against plaintexts.
 
     Every stage is resumable: keys, the encrypted records and the result stores are kept by a rerun.
@@ -269,37 +349,67 @@ def run_pipeline_demo(work: pathlib.Path, *, preset, records, features, max_valu
     dec, got = decrypt_store(work / "result.ct.zarr", work / "result.npy", key_dir, overwrite=True, backend=backend)
     expected = Pipeline(features=values.shape[1], **options).plain(values, params.t)
     mismatches = int(np.count_nonzero(np.any(got != expected, axis=1)))
-    return {"preset": meta["preset"], "n": params.n, "t": params.t, "records": int(values.shape[0]),
-            "features": int(values.shape[1]), "steps": ev["steps"], "encrypt_seconds": enc["seconds"],
-            "eval_seconds": ev["seconds"], "decrypt_seconds": dec["seconds"],
-            "chunks_encrypted": enc["chunks_written"], "chunks_evaluated": ev["chunks_written"],
-            "min_noise_budget_bits": dec["min_noise_budget_bits"], "records_wrong": mismatches,
-            "result": os.fspath(work / "result.npy"), **stages}
+    return {
+        "preset": meta["preset"],
+        "n": params.n,
+        "t": params.t,
+        "records": int(values.shape[0]),
+        "features": int(values.shape[1]),
+        "steps": ev["steps"],
+        "encrypt_seconds": enc["seconds"],
+        "eval_seconds": ev["seconds"],
+        "decrypt_seconds": dec["seconds"],
+        "chunks_encrypted": enc["chunks_written"],
+        "chunks_evaluated": ev["chunks_written"],
+        "min_noise_budget_bits": dec["min_noise_budget_bits"],
+        "records_wrong": mismatches,
+        "result": os.fspath(work / "result.npy"),
+        **stages,
+    }
 
 
 def analytics_job(settings: dict, out_dir, device: str) -> dict:
     """The bfv-analytics workflow: a batch of records through keygen, encrypt, eval, decrypt, checked."""
-    options = pipeline_options(settings["poly"], bool(settings["square"]), settings["mul_const"],
-                               settings["add_const"], settings["dot_with"])
+    options = pipeline_options(
+        settings["poly"], bool(settings["square"]), settings["mul_const"], settings["add_const"], settings["dot_with"]
+    )
     backend = {"cpu": "cpu", "gpu": "gpu"}.get(device, "auto")
-    summary = run_pipeline_demo(pathlib.Path(out_dir), preset=settings["preset"], records=int(settings["records"]),
-                                features=int(settings["features"]), max_value=int(settings["max_value"]),
-                                options=options, chunk=int(settings["chunk"]), backend=backend, seed=settings["seed"],
-                                records_path=settings["records_path"])
+    summary = run_pipeline_demo(
+        pathlib.Path(out_dir),
+        preset=settings["preset"],
+        records=int(settings["records"]),
+        features=int(settings["features"]),
+        max_value=int(settings["max_value"]),
+        options=options,
+        chunk=int(settings["chunk"]),
+        backend=backend,
+        seed=settings["seed"],
+        records_path=settings["records_path"],
+    )
     if summary["records_wrong"]:
-        raise RuntimeError(f"{summary['records_wrong']} records decrypted to values other than the plaintext "
-                           "computation")
+        raise RuntimeError(
+            f"{summary['records_wrong']} records decrypted to values other than the plaintext computation"
+        )
     return summary
 
 
 # -- whole jobs (what the `hebatch bfv` commands run) ------------------------------------------------------
 
+
 def keygen(key_dir, preset="n8192", max_features=64, device="auto") -> dict:
     """Generate keys into key_dir; a summary with the total bytes written."""
     meta = write_keys(key_dir, preset, max_features, device)
     files = {name: (pathlib.Path(key_dir) / name).stat().st_size for name in ["params.json", *KEY_FILES.values()]}
-    return {"keys": os.fspath(key_dir), "preset": preset, "n": meta["n"], "t": meta["t"], "limbs": len(meta["q"]),
-            "fingerprint": meta["fingerprint"], "key_id": meta["key_id"], "bytes": sum(files.values())}
+    return {
+        "keys": os.fspath(key_dir),
+        "preset": preset,
+        "n": meta["n"],
+        "t": meta["t"],
+        "limbs": len(meta["q"]),
+        "fingerprint": meta["fingerprint"],
+        "key_id": meta["key_id"],
+        "bytes": sum(files.values()),
+    }
 
 
 def encrypt(in_path, ct_path, key_dir, *, chunk=None, overwrite=False, cluster: dict | None = None) -> dict:
@@ -312,14 +422,16 @@ def encrypt(in_path, ct_path, key_dir, *, chunk=None, overwrite=False, cluster: 
     check_separate(in_path, ct_path, "IN", "CT")
     read_params(key_dir)
     with job_cluster(**cluster) as client:
-        summary = encrypt_dataset(in_path, ct_path, key_dir, chunk=chunk, backend=cluster.get("device", "auto"),
-                                  overwrite=overwrite)
+        summary = encrypt_dataset(
+            in_path, ct_path, key_dir, chunk=chunk, backend=cluster.get("device", "auto"), overwrite=overwrite
+        )
         summary["workers"] = worker_count(client)
     return summary
 
 
-def evaluate(ct_path, out_path, key_dir, options: dict, *, chunk=None, overwrite=False,
-             cluster: dict | None = None) -> dict:
+def evaluate(
+    ct_path, out_path, key_dir, options: dict, *, chunk=None, overwrite=False, cluster: dict | None = None
+) -> dict:
     """evaluate_store on the cluster `cluster` describes, checked before it starts."""
     from .cluster import job_cluster, worker_count
 
@@ -328,8 +440,9 @@ def evaluate(ct_path, out_path, key_dir, options: dict, *, chunk=None, overwrite
     check_separate(ct_path, out_path, "CT", "OUT")
     read_params(key_dir)
     with job_cluster(**cluster) as client:
-        summary = evaluate_store(ct_path, out_path, key_dir, options, chunk=chunk,
-                                 backend=cluster.get("device", "auto"), overwrite=overwrite)
+        summary = evaluate_store(
+            ct_path, out_path, key_dir, options, chunk=chunk, backend=cluster.get("device", "auto"), overwrite=overwrite
+        )
         summary["workers"] = worker_count(client)
     return summary
 
@@ -339,8 +452,18 @@ def decrypt(ct_path, out_path, key_dir, *, overwrite=False, device="auto") -> di
     return decrypt_store(ct_path, out_path, key_dir, overwrite=overwrite, backend=device)[0]
 
 
-def demo(*, preset="n4096", records=32, features=8, max_value=15, options: dict | None = None, chunk=8,
-         work_dir=None, seed=None, cluster: dict | None = None) -> dict:
+def demo(
+    *,
+    preset="n4096",
+    records=32,
+    features=8,
+    max_value=15,
+    options: dict | None = None,
+    chunk=8,
+    work_dir=None,
+    seed=None,
+    cluster: dict | None = None,
+) -> dict:
     """run_pipeline_demo on a cluster, in work_dir or a temporary directory (removed afterwards).
 
     Raises ArithmeticError when a decrypted record differs from the plaintext computation.
@@ -356,13 +479,22 @@ def demo(*, preset="n4096", records=32, features=8, max_value=15, options: dict 
     with tempfile.TemporaryDirectory() as scratch:
         work = pathlib.Path(work_dir or scratch)
         with job_cluster(**cluster) as client:
-            summary = run_pipeline_demo(work, preset=preset, records=records, features=features,
-                                        max_value=max_value, options=options, chunk=chunk,
-                                        backend=cluster.get("device", "auto"), seed=seed)
+            summary = run_pipeline_demo(
+                work,
+                preset=preset,
+                records=records,
+                features=features,
+                max_value=max_value,
+                options=options,
+                chunk=chunk,
+                backend=cluster.get("device", "auto"),
+                seed=seed,
+            )
             summary["workers"] = worker_count(client)
         if not work_dir:
             summary["result"] = "(temporary directory, removed)"
     if summary["records_wrong"]:
-        raise ArithmeticError(f"{summary['records_wrong']} records decrypted to values other than the "
-                              "plaintext computation", summary)
+        raise ArithmeticError(
+            f"{summary['records_wrong']} records decrypted to values other than the plaintext computation", summary
+        )
     return summary

@@ -73,8 +73,9 @@ class Pipeline:
     def __post_init__(self):
         if self.dot_with is not None and len(self.dot_with) != self.features:
             raise ValueError(f"--dot-with: {len(self.dot_with)} weights for records of {self.features} values")
-        if not any([self.poly, self.square, self.mul_const is not None, self.add_const is not None,
-                    self.dot_with is not None]):
+        if not any(
+            [self.poly, self.square, self.mul_const is not None, self.add_const is not None, self.dot_with is not None]
+        ):
             raise ValueError("give at least one step: --poly, --square, --mul-const, --add-const or --dot-with")
 
     @property
@@ -110,7 +111,7 @@ class Pipeline:
             ct = ctx.add_plain(ct, constant(self.add_const))
         if self.dot_with is not None:
             weights = np.zeros(ctx.n, dtype=np.uint64)
-            weights[:self.features] = np.asarray(self.dot_with, dtype=np.uint64) % np.uint64(ctx.t)
+            weights[: self.features] = np.asarray(self.dot_with, dtype=np.uint64) % np.uint64(ctx.t)
             ct = ctx.multiply_plain(ct, ctx.encode(weights))
             for step in rotation_steps(self.features):
                 ct = ctx.add(ct, ctx.rotate(ct, step, keys.galois))
@@ -121,7 +122,7 @@ class Pipeline:
         """The same steps on plaintext values (records, features) mod t, with Python ints (exact)."""
         x = np.asarray(values).astype(object) % t
         if self.poly:
-            x = sum((int(c) % t) * x ** d for d, c in enumerate(self.poly)) % t
+            x = sum((int(c) % t) * x**d for d, c in enumerate(self.poly)) % t
         if self.square:
             x = x * x % t
         if self.mul_const is not None:

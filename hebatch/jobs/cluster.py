@@ -52,9 +52,16 @@ def job_cluster(scheduler=None, workers=None, device="auto", threads_only=False,
     dashboard_address = None if str(dashboard).lower() == "none" else dashboard
     cluster_device = "cpu" if threads_only else device
     # A failed chunk reaches the caller as one error; the workers' own error logs would repeat it.
-    with local_cluster(device=cluster_device, n_workers=workers, processes=not threads_only,
-                       dashboard_address=dashboard_address, silence_logs=logging.CRITICAL) as client, \
-            reported(report_path):
+    with (
+        local_cluster(
+            device=cluster_device,
+            n_workers=workers,
+            processes=not threads_only,
+            dashboard_address=dashboard_address,
+            silence_logs=logging.CRITICAL,
+        ) as client,
+        reported(report_path),
+    ):
         yield client
 
 
@@ -75,15 +82,23 @@ def worker_count(client) -> int:
 
 
 @contextmanager
-def serving_cluster(*, cpu=False, workers=None, threads=None, protocol="tcp", nvlink=False, scheduler_port=0,
-                    dashboard=":8787"):
+def serving_cluster(
+    *, cpu=False, workers=None, threads=None, protocol="tcp", nvlink=False, scheduler_port=0, dashboard=":8787"
+):
     """A local cluster for other jobs to join; yields its addresses and size (it stops on exit)."""
     from ..device import gpu_available
 
     dashboard = None if str(dashboard).lower() == "none" else dashboard
-    options = {"device": "cpu" if cpu else "auto", "n_workers": workers, "threads_per_worker": threads,
-               "protocol": protocol, "enable_nvlink": nvlink, "dashboard_address": dashboard,
-               "scheduler_port": scheduler_port, "verbose": False}
+    options = {
+        "device": "cpu" if cpu else "auto",
+        "n_workers": workers,
+        "threads_per_worker": threads,
+        "protocol": protocol,
+        "enable_nvlink": nvlink,
+        "dashboard_address": dashboard,
+        "scheduler_port": scheduler_port,
+        "verbose": False,
+    }
     with local_cluster(**options) as client:
         info = client.scheduler_info(n_workers=-1)
         yield {

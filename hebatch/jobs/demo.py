@@ -29,6 +29,7 @@ SIZES = {"gpu": {"batch": 2048, "chunk": 256}, "cpu": {"batch": 256, "chunk": 32
 def copy_bandwidth(nbytes: int, where: str, repeats: int = 5) -> dict:
     """GB/s of a memcpy of `nbytes` bytes on this machine (read + write counted, median of `repeats`):
     host memory always, and device-to-device on a GPU."""
+
     def median_seconds(copy, sync=lambda: None):
         copy()  # first touch: pages mapped, pool warm
         sync()
@@ -50,8 +51,9 @@ def copy_bandwidth(nbytes: int, where: str, repeats: int = 5) -> dict:
         dsrc = cupy.asarray(src)
         ddst = cupy.empty_like(dsrc)
         stream = cupy.cuda.get_current_stream()
-        found["device_copy_GBps"] = 2 * dsrc.nbytes / median_seconds(lambda: ddst.__setitem__(Ellipsis, dsrc),
-                                                                     stream.synchronize) / 1e9
+        found["device_copy_GBps"] = (
+            2 * dsrc.nbytes / median_seconds(lambda: ddst.__setitem__(Ellipsis, dsrc), stream.synchronize) / 1e9
+        )
     return found
 
 
@@ -71,8 +73,21 @@ def oracle_points(x_row, y_row, moduli, points: int, rng) -> int:
     return wrong
 
 
-def demo(*, out_dir="results/demo", batch=None, log_n=12, limbs=4, chunk=None, workers=None, device="auto",
-         threads_only=False, dashboard=":8787", sample_rows=2, points=8, seed=None) -> dict:
+def demo(
+    *,
+    out_dir="results/demo",
+    batch=None,
+    log_n=12,
+    limbs=4,
+    chunk=None,
+    workers=None,
+    device="auto",
+    threads_only=False,
+    dashboard=":8787",
+    sample_rows=2,
+    points=8,
+    seed=None,
+) -> dict:
     """Run the demo batch job; its summary (also in out_dir/summary.json). Any earlier demo output in
     out_dir is replaced. Raises ArithmeticError (summary in args[1]) when a check finds a wrong value."""
     import hebatch as hb
@@ -93,22 +108,23 @@ def demo(*, out_dir="results/demo", batch=None, log_n=12, limbs=4, chunk=None, w
     out = pathlib.Path(out_dir)
     if out.exists():
         if not (out / "summary.json").exists() and any(out.iterdir()):
-            raise ValueError(f"--out {os.fspath(out)!r} holds files that are not a demo's output: "
-                             "choose an empty or new folder")
+            raise ValueError(
+                f"--out {os.fspath(out)!r} holds files that are not a demo's output: choose an empty or new folder"
+            )
         shutil.rmtree(out)
     out.mkdir(parents=True)
     in_path, out_path, report = out / "input.zarr", out / "ntt.zarr", out / REPORT
-    status(f"demo: {batch} random polynomials of {limbs} RNS limbs x 2^{log_n} coefficients, "
-           f"negacyclic NTT on a local Dask cluster of {where.upper()} workers -> {out}")
+    status(
+        f"demo: {batch} random polynomials of {limbs} RNS limbs x 2^{log_n} coefficients, "
+        f"negacyclic NTT on a local Dask cluster of {where.upper()} workers -> {out}"
+    )
     with job_cluster(None, workers, where, threads_only, dashboard, report_path=report) as client:
         n_workers = worker_count(client)
         link = client.dashboard_link if dashboard and str(dashboard).lower() != "none" else None
         with Timer() as total:
-            created = make_demo_dataset(in_path, batch=batch, log_n=log_n, limbs=limbs, bits=60, chunk=chunk,
-                                        seed=seed)
+            created = make_demo_dataset(in_path, batch=batch, log_n=log_n, limbs=limbs, bits=60, chunk=chunk, seed=seed)
             moduli = tuple(int(q) for q in created["moduli"])
-            summary = batch_ntt(in_path, out_path, moduli, negacyclic=True, chunk=chunk, device=where,
-                                progress=True)
+            summary = batch_ntt(in_path, out_path, moduli, negacyclic=True, chunk=chunk, device=where, progress=True)
     nbytes = batch * limbs * (1 << log_n) * 8
     status("checking sample rows exactly, and measuring this machine's copy bandwidth ...")
     rng = np.random.default_rng(seed)
@@ -125,16 +141,31 @@ def demo(*, out_dir="results/demo", batch=None, log_n=12, limbs=4, chunk=None, w
     copy_key = "device_copy_GBps" if where == "gpu" else "host_copy_GBps"
     throughput = summary["throughput_GBps"]
     result = {
-        "device": where, "workers": n_workers, "dashboard": link, "shape": summary["shape"], "moduli": list(moduli),
-        "input": os.fspath(in_path), "output": os.fspath(out_path), "performance_report": os.fspath(report),
-        "transform_seconds": summary["seconds"], "job_seconds": total.seconds, "throughput_GBps": throughput,
-        **copies, "fraction_of_copy_bandwidth": throughput / copies[copy_key] if copies[copy_key] else 0.0,
-        "rows_checked": sample_rows, "rows_wrong": rows_wrong, "oracle_points_checked": sample_rows * points,
-        "oracle_points_wrong": points_wrong, "hebatch": hb.__version__,
+        "device": where,
+        "workers": n_workers,
+        "dashboard": link,
+        "shape": summary["shape"],
+        "moduli": list(moduli),
+        "input": os.fspath(in_path),
+        "output": os.fspath(out_path),
+        "performance_report": os.fspath(report),
+        "transform_seconds": summary["seconds"],
+        "job_seconds": total.seconds,
+        "throughput_GBps": throughput,
+        **copies,
+        "fraction_of_copy_bandwidth": throughput / copies[copy_key] if copies[copy_key] else 0.0,
+        "rows_checked": sample_rows,
+        "rows_wrong": rows_wrong,
+        "oracle_points_checked": sample_rows * points,
+        "oracle_points_wrong": points_wrong,
+        "hebatch": hb.__version__,
     }
     write_json(out / "summary.json", result)
     if rows_wrong or points_wrong:
-        raise ArithmeticError(f"{rows_wrong} sample rows and {points_wrong} oracle points are wrong: the transform is "
-                              "broken on this machine; rerun with --device cpu to compare, and report it with "
-                              f"{os.fspath(out / 'summary.json')}", result)
+        raise ArithmeticError(
+            f"{rows_wrong} sample rows and {points_wrong} oracle points are wrong: the transform is "
+            "broken on this machine; rerun with --device cpu to compare, and report it with "
+            f"{os.fspath(out / 'summary.json')}",
+            result,
+        )
     return result

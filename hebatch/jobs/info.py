@@ -73,10 +73,16 @@ def kernel_cache() -> dict:
     use) and a prebuilt cubin (see prebuilt())."""
     cache = pathlib.Path(os.environ.get("CUPY_CACHE_DIR", pathlib.Path.home() / ".cupy" / "kernel_cache"))
     files, size = _directory_size(cache)
-    return {"kernel_sources": _kernel_sources(), "kernel_cache": str(cache), "kernel_cache_files": files,
-            "kernel_cache_MB": round(size / 1e6, 3), "prebuilt_cubin": prebuilt(),
-            "kernels_ready": "prebuilt cubin" if _usable(prebuilt()) else
-                             ("warm cache" if files else "compiled on first use (run `hebatch warmup` once)")}
+    return {
+        "kernel_sources": _kernel_sources(),
+        "kernel_cache": str(cache),
+        "kernel_cache_files": files,
+        "kernel_cache_MB": round(size / 1e6, 3),
+        "prebuilt_cubin": prebuilt(),
+        "kernels_ready": "prebuilt cubin"
+        if _usable(prebuilt())
+        else ("warm cache" if files else "compiled on first use (run `hebatch warmup` once)"),
+    }
 
 
 def _usable(found) -> bool:
@@ -103,9 +109,15 @@ def devices() -> list[dict]:
     for index in range(cupy.cuda.runtime.getDeviceCount()):
         props = cupy.cuda.runtime.getDeviceProperties(index)
         name = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
-        found.append({"index": index, "name": name, "memory_GiB": round(props["totalGlobalMem"] / 2**30, 1),
-                      "compute_capability": f"{props['major']}.{props['minor']}",
-                      "multiprocessors": int(props["multiProcessorCount"])})
+        found.append(
+            {
+                "index": index,
+                "name": name,
+                "memory_GiB": round(props["totalGlobalMem"] / 2**30, 1),
+                "compute_capability": f"{props['major']}.{props['minor']}",
+                "multiprocessors": int(props["multiProcessorCount"]),
+            }
+        )
     return found
 
 

@@ -78,14 +78,28 @@ def open_batch(path, *, component=None, chunks=None, name: str = "IN") -> da.Arr
     lengths = dist.batch_chunks(header.shape, header.dtype, chunks)
     bounds = np.cumsum((0,) + tuple(lengths))
     meta = np.empty((0,) * header.ndim, dtype=header.dtype)
-    parts = [da.from_delayed(delayed(_npy_rows, pure=True)(os.path.abspath(path), int(a), int(b)),
-                             shape=(int(b - a),) + header.shape[1:], dtype=header.dtype, meta=meta)
-             for a, b in zip(bounds[:-1], bounds[1:])]
+    parts = [
+        da.from_delayed(
+            delayed(_npy_rows, pure=True)(os.path.abspath(path), int(a), int(b)),
+            shape=(int(b - a),) + header.shape[1:],
+            dtype=header.dtype,
+            meta=meta,
+        )
+        for a, b in zip(bounds[:-1], bounds[1:])
+    ]
     return da.concatenate(parts, axis=0) if parts else da.from_array(np.asarray(header[:0]))
 
 
-def write_batch(y: da.Array, path, *, component: str = "data", overwrite: bool = False, progress: bool = True,
-                console=None, name: str = "OUT") -> dict:
+def write_batch(
+    y: da.Array,
+    path,
+    *,
+    component: str = "data",
+    overwrite: bool = False,
+    progress: bool = True,
+    console=None,
+    name: str = "OUT",
+) -> dict:
     """Compute y into a Zarr store (chunk by chunk; a rerun resumes) or a .npy file (at the end).
 
     Returns {"chunks_total", "chunks_written"}: a resumed Zarr output writes only what was missing.
@@ -114,5 +128,7 @@ def check_separate(in_path, out_path, in_name: str = "IN", out_name: str = "OUT"
     would destroy the data being read, --overwrite or not."""
     source, target = pathlib.Path(in_path).resolve(), pathlib.Path(out_path).resolve()
     if source == target or source in target.parents or target in source.parents:
-        raise ValueError(f"{out_name} {os.fspath(out_path)!r} would overwrite {in_name} {os.fspath(in_path)!r}: "
-                         f"choose an {out_name} outside it")
+        raise ValueError(
+            f"{out_name} {os.fspath(out_path)!r} would overwrite {in_name} {os.fspath(in_path)!r}: "
+            f"choose an {out_name} outside it"
+        )

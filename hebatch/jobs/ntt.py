@@ -49,8 +49,20 @@ def check_batch_ntt(in_path, out_path, modulus, *, negacyclic=False, algorithm="
     check_transform_args(shape, dtype, modulus, negacyclic=negacyclic, algorithm=algorithm, name="IN")
 
 
-def batch_ntt(in_path, out_path, modulus, *, negacyclic=False, inverse=False, algorithm="auto", chunk=None,
-              component=None, overwrite=False, device="auto", progress=True) -> dict:
+def batch_ntt(
+    in_path,
+    out_path,
+    modulus,
+    *,
+    negacyclic=False,
+    inverse=False,
+    algorithm="auto",
+    chunk=None,
+    component=None,
+    overwrite=False,
+    device="auto",
+    progress=True,
+) -> dict:
     """Transform the batch at in_path into out_path on the active cluster; a summary of the run.
 
     A Zarr output that an interrupted run left unfinished is resumed: only missing chunks are computed.
@@ -94,9 +106,15 @@ def make_demo_dataset(path, *, batch: int, log_n: int, limbs: int, bits: int, ch
     dtype = "uint32" if bits <= 32 else "uint64"
     seed = int(np.random.default_rng(seed).integers(2**62))
     bounds = list(range(0, batch, chunk)) + [batch]
-    parts = [da.from_delayed(delayed(_random_rows, pure=True)(b - a, moduli, n, seed + i, dtype),
-                             shape=(b - a, limbs, n), dtype=dtype, meta=np.empty((0, 0, 0), dtype=dtype))
-             for i, (a, b) in enumerate(zip(bounds[:-1], bounds[1:]))]
+    parts = [
+        da.from_delayed(
+            delayed(_random_rows, pure=True)(b - a, moduli, n, seed + i, dtype),
+            shape=(b - a, limbs, n),
+            dtype=dtype,
+            meta=np.empty((0, 0, 0), dtype=dtype),
+        )
+        for i, (a, b) in enumerate(zip(bounds[:-1], bounds[1:]))
+    ]
     write_batch(da.concatenate(parts, axis=0), path, progress=True, console=console, name="input.path")
     zarr.open_group(os.fspath(path), mode="a").attrs["moduli"] = [str(q) for q in moduli]
     return {"path": os.fspath(path), "shape": [batch, limbs, n], "moduli": list(moduli)}
@@ -121,13 +139,25 @@ def check_rows(in_path, out_path, moduli, *, negacyclic, inverse, rows: int, see
     picks = sorted({int(i) for i in np.random.default_rng(seed).integers(0, x.shape[0], size=rows)})
     wrong = 0
     for i in picks:
-        expected = hb.ntt(np.asarray(x[i:i + 1].compute()), moduli, negacyclic=negacyclic, inverse=inverse)
-        wrong += int(not np.array_equal(expected, np.asarray(y[i:i + 1].compute())))
+        expected = hb.ntt(np.asarray(x[i : i + 1].compute()), moduli, negacyclic=negacyclic, inverse=inverse)
+        wrong += int(not np.array_equal(expected, np.asarray(y[i : i + 1].compute())))
     return wrong
 
 
-def run_batch_ntt(in_path, out_path, modulus, *, negacyclic=False, inverse=False, algorithm="auto", chunk=None,
-                  component=None, overwrite=False, progress=True, cluster: dict | None = None) -> dict:
+def run_batch_ntt(
+    in_path,
+    out_path,
+    modulus,
+    *,
+    negacyclic=False,
+    inverse=False,
+    algorithm="auto",
+    chunk=None,
+    component=None,
+    overwrite=False,
+    progress=True,
+    cluster: dict | None = None,
+) -> dict:
     """batch_ntt on the cluster `cluster` describes (job_cluster's options); every check that needs no
     data runs before the cluster starts."""
     from .cluster import job_cluster, worker_count
@@ -135,8 +165,18 @@ def run_batch_ntt(in_path, out_path, modulus, *, negacyclic=False, inverse=False
     cluster = dict(cluster or {})
     check_batch_ntt(in_path, out_path, modulus, negacyclic=negacyclic, algorithm=algorithm, component=component)
     with job_cluster(**cluster) as client:
-        summary = batch_ntt(in_path, out_path, modulus, negacyclic=negacyclic, inverse=inverse, algorithm=algorithm,
-                            chunk=chunk, component=component, overwrite=overwrite,
-                            device=cluster.get("device", "auto"), progress=progress)
+        summary = batch_ntt(
+            in_path,
+            out_path,
+            modulus,
+            negacyclic=negacyclic,
+            inverse=inverse,
+            algorithm=algorithm,
+            chunk=chunk,
+            component=component,
+            overwrite=overwrite,
+            device=cluster.get("device", "auto"),
+            progress=progress,
+        )
         summary["workers"] = worker_count(client)
     return summary

@@ -14,19 +14,36 @@ def warmup(*, device="auto", log_ns=None) -> dict:
     where = resolve_device(device, "--device")
     before = kernel_cache()
     if where == "cpu" or not gpu_available():
-        status("no GPU here: the CPU backend compiles nothing, so there is nothing to warm up "
-               "(run `hebatch warmup` on each GPU machine)")
-        return {"device": "cpu", "cases": 0, "kernel_cache": before["kernel_cache"],
-                "prebuilt_cubin": before["prebuilt_cubin"]}
+        status(
+            "no GPU here: the CPU backend compiles nothing, so there is nothing to warm up "
+            "(run `hebatch warmup` on each GPU machine)"
+        )
+        return {
+            "device": "cpu",
+            "cases": 0,
+            "kernel_cache": before["kernel_cache"],
+            "prebuilt_cubin": before["prebuilt_cubin"],
+        }
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     from ..ntt.warmup import warm_kernels
 
-    with Progress(TextColumn("warming kernels"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
-                  TimeElapsedColumn(), console=console, transient=True) as progress:
+    with Progress(
+        TextColumn("warming kernels"),
+        BarColumn(),
+        TextColumn("{task.completed}/{task.total}"),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+    ) as progress:
         task = progress.add_task("warmup", total=None)
         done = warm_kernels(log_ns=log_ns, progress=lambda k, total: progress.update(task, completed=k, total=total))
     after = kernel_cache()
-    return {**done, "kernel_cache": after["kernel_cache"], "kernel_cache_files_before": before["kernel_cache_files"],
-            "kernel_cache_files": after["kernel_cache_files"], "kernel_cache_MB": after["kernel_cache_MB"],
-            "prebuilt_cubin": after["prebuilt_cubin"]}
+    return {
+        **done,
+        "kernel_cache": after["kernel_cache"],
+        "kernel_cache_files_before": before["kernel_cache_files"],
+        "kernel_cache_files": after["kernel_cache_files"],
+        "kernel_cache_MB": after["kernel_cache_MB"],
+        "prebuilt_cubin": after["prebuilt_cubin"],
+    }

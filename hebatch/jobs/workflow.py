@@ -33,23 +33,55 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-CLUSTER_DEFAULTS = {"scheduler": None, "workers": None, "device": "auto", "threads_only": False,
-                    "dashboard": "none"}
+CLUSTER_DEFAULTS = {"scheduler": None, "workers": None, "device": "auto", "threads_only": False, "dashboard": "none"}
 REPORT = "performance-report.html"
 
 BATCH_DEFAULTS = {
-    "input": {"path": "data/batch-ntt-input.zarr", "create_demo": True, "batch": 256, "log_n": 12, "limbs": 4,
-              "bits": 60, "chunk": 32, "seed": None},
-    "transform": {"moduli": None, "negacyclic": True, "inverse": False, "algorithm": "auto", "chunk": None,
-                  "check_rows": 2},
+    "input": {
+        "path": "data/batch-ntt-input.zarr",
+        "create_demo": True,
+        "batch": 256,
+        "log_n": 12,
+        "limbs": 4,
+        "bits": 60,
+        "chunk": 32,
+        "seed": None,
+    },
+    "transform": {
+        "moduli": None,
+        "negacyclic": True,
+        "inverse": False,
+        "algorithm": "auto",
+        "chunk": None,
+        "check_rows": 2,
+    },
 }
 ZK_DEFAULTS = {
-    "zk": {"field": "goldilocks", "log_n": [20, 21, 22], "inverse": False, "coset": False, "verify_points": 2,
-           "workers": 0, "seed": None},
+    "zk": {
+        "field": "goldilocks",
+        "log_n": [20, 21, 22],
+        "inverse": False,
+        "coset": False,
+        "verify_points": 2,
+        "workers": 0,
+        "seed": None,
+    },
 }
 BFV_DEFAULTS = {
-    "bfv": {"preset": "n4096", "records": 256, "features": 8, "max_value": 15, "square": False, "mul_const": None,
-            "add_const": None, "poly": None, "dot_with": None, "chunk": 32, "seed": None, "records_path": None},
+    "bfv": {
+        "preset": "n4096",
+        "records": 256,
+        "features": 8,
+        "max_value": 15,
+        "square": False,
+        "mul_const": None,
+        "add_const": None,
+        "poly": None,
+        "dot_with": None,
+        "chunk": 32,
+        "seed": None,
+        "records_path": None,
+    },
 }
 KINDS = {"batch-ntt": BATCH_DEFAULTS, "zk-ntt": ZK_DEFAULTS, "bfv-analytics": BFV_DEFAULTS}
 
@@ -69,13 +101,11 @@ def load_config(path) -> dict:
     kind = job["kind"]
     if kind not in KINDS:
         raise ValueError(f"{path}: job.kind must be one of {', '.join(KINDS)}, got {kind!r}")
-    defaults = {"job": {"kind": kind, "output_dir": f"results/{kind}"}, "cluster": CLUSTER_DEFAULTS,
-                **KINDS[kind]}
+    defaults = {"job": {"kind": kind, "output_dir": f"results/{kind}"}, "cluster": CLUSTER_DEFAULTS, **KINDS[kind]}
     config = copy.deepcopy(defaults)
     for section, values in raw.items():
         if section not in defaults:
-            raise ValueError(f"{path}: unknown section [{section}] for a {kind} job "
-                             f"(sections: {', '.join(defaults)})")
+            raise ValueError(f"{path}: unknown section [{section}] for a {kind} job (sections: {', '.join(defaults)})")
         if not isinstance(values, dict):
             raise ValueError(f"{path}: {section} must be a table")
         for key, value in values.items():
@@ -102,8 +132,9 @@ def find_workflows(folder=None) -> dict:
     return found
 
 
-def run_workflow(path, *, output_dir=None, scheduler=None, workers=None, device=None, threads_only=None,
-                 fresh: bool = False) -> dict:
+def run_workflow(
+    path, *, output_dir=None, scheduler=None, workers=None, device=None, threads_only=None, fresh: bool = False
+) -> dict:
     """Run the job of a workflow config on its cluster; its summary (also written to summary.json).
 
     output_dir, scheduler, workers, device, threads_only: override the config. fresh: delete the
@@ -117,8 +148,12 @@ def run_workflow(path, *, output_dir=None, scheduler=None, workers=None, device=
     kind = config["job"]["kind"]
     out_dir = pathlib.Path(output_dir or config["job"]["output_dir"])
     cluster = dict(config["cluster"])
-    for key, value in (("scheduler", scheduler), ("workers", workers), ("device", device),
-                       ("threads_only", threads_only)):
+    for key, value in (
+        ("scheduler", scheduler),
+        ("workers", workers),
+        ("device", device),
+        ("threads_only", threads_only),
+    ):
         if value is not None:
             cluster[key] = value
     check_device(cluster["device"], "--device")
@@ -131,19 +166,31 @@ def run_workflow(path, *, output_dir=None, scheduler=None, workers=None, device=
         shutil.rmtree(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     status(f"workflow {path} ({kind}) -> {out_dir}")
-    with job_cluster(cluster["scheduler"], cluster["workers"], cluster["device"], bool(cluster["threads_only"]),
-                     cluster["dashboard"] or "none") as client:
+    with job_cluster(
+        cluster["scheduler"],
+        cluster["workers"],
+        cluster["device"],
+        bool(cluster["threads_only"]),
+        cluster["dashboard"] or "none",
+    ) as client:
         with Timer() as timer, performance_report(filename=os.fspath(out_dir / REPORT)):
             summary = RUNNERS[kind](config, out_dir, cluster["device"], client)
-        summary = {"workflow": os.fspath(path), "kind": kind, "output_dir": os.fspath(out_dir),
-                   "workers": worker_count(client), **summary, "job_seconds": timer.seconds,
-                   "performance_report": os.fspath(out_dir / REPORT),
-                   "finished": datetime.datetime.now().isoformat(timespec="seconds")}
+        summary = {
+            "workflow": os.fspath(path),
+            "kind": kind,
+            "output_dir": os.fspath(out_dir),
+            "workers": worker_count(client),
+            **summary,
+            "job_seconds": timer.seconds,
+            "performance_report": os.fspath(out_dir / REPORT),
+            "finished": datetime.datetime.now().isoformat(timespec="seconds"),
+        }
     write_json(out_dir / "summary.json", summary)
     return summary
 
 
 # -- batch NTT over a Zarr dataset ---------------------------------------------------------------------
+
 
 def _moduli_setting(value):
     from .ntt import parse_modulus
@@ -162,11 +209,20 @@ def batch_ntt_job(config: dict, out_dir: pathlib.Path, device: str, client=None)
     created = None
     if not in_path.exists():
         if not source["create_demo"]:
-            raise FileNotFoundError(f"input.path {os.fspath(in_path)!r} does not exist (set input.create_demo = true "
-                                    "to create a demo dataset there)")
+            raise FileNotFoundError(
+                f"input.path {os.fspath(in_path)!r} does not exist (set input.create_demo = true "
+                "to create a demo dataset there)"
+            )
         status(f"creating the demo dataset {in_path}")
-        created = make_demo_dataset(in_path, batch=source["batch"], log_n=source["log_n"], limbs=source["limbs"],
-                                    bits=source["bits"], chunk=source["chunk"], seed=source["seed"])
+        created = make_demo_dataset(
+            in_path,
+            batch=source["batch"],
+            log_n=source["log_n"],
+            limbs=source["limbs"],
+            bits=source["bits"],
+            chunk=source["chunk"],
+            seed=source["seed"],
+        )
     if transform["moduli"] is not None:
         moduli = _moduli_setting(transform["moduli"])
     else:
@@ -174,12 +230,26 @@ def batch_ntt_job(config: dict, out_dir: pathlib.Path, device: str, client=None)
         if moduli is None:
             raise ValueError(f"transform.moduli is not set and {os.fspath(in_path)!r} records no moduli")
         moduli = moduli if len(moduli) > 1 else moduli[0]
-    summary = batch_ntt(in_path, out_dir / "ntt.zarr", moduli, negacyclic=transform["negacyclic"],
-                        inverse=transform["inverse"], algorithm=transform["algorithm"], chunk=transform["chunk"],
-                        device=device, progress=True)
+    summary = batch_ntt(
+        in_path,
+        out_dir / "ntt.zarr",
+        moduli,
+        negacyclic=transform["negacyclic"],
+        inverse=transform["inverse"],
+        algorithm=transform["algorithm"],
+        chunk=transform["chunk"],
+        device=device,
+        progress=True,
+    )
     summary["rows_checked"] = transform["check_rows"]
-    summary["rows_wrong"] = check_rows(in_path, out_dir / "ntt.zarr", moduli, negacyclic=transform["negacyclic"],
-                                       inverse=transform["inverse"], rows=transform["check_rows"])
+    summary["rows_wrong"] = check_rows(
+        in_path,
+        out_dir / "ntt.zarr",
+        moduli,
+        negacyclic=transform["negacyclic"],
+        inverse=transform["inverse"],
+        rows=transform["check_rows"],
+    )
     summary["created_input"] = created is not None
     if summary["rows_wrong"]:
         raise RuntimeError(f"{summary['rows_wrong']} of the checked output rows differ from hb.ntt")
@@ -187,6 +257,7 @@ def batch_ntt_job(config: dict, out_dir: pathlib.Path, device: str, client=None)
 
 
 # -- zk NTTs of 2^20 .. 2^28 points --------------------------------------------------------------------
+
 
 def zk_ntt_job(config: dict, out_dir: pathlib.Path, device: str, client) -> dict:
     from .zk import check_zk_args, resolve_field, spread_case, zk_case
@@ -213,23 +284,39 @@ def zk_ntt_job(config: dict, out_dir: pathlib.Path, device: str, client) -> dict
         status(f"2^{log_n} over {field.name} ...")
         seed = None if settings["seed"] is None else int(settings["seed"]) + log_n
         if workers >= 2:
-            record = spread_case(field, log_n, settings["inverse"], int(settings["verify_points"]), seed, device,
-                                 workers)
+            record = spread_case(
+                field, log_n, settings["inverse"], int(settings["verify_points"]), seed, device, workers
+            )
         else:
-            future = client.submit(zk_case, field.name, log_n, bool(settings["inverse"]),
-                                   int(settings["verify_points"]), seed, device, coset,
-                                   key=f"zk_ntt_2^{log_n}-{time.time_ns()}", pure=False)
+            future = client.submit(
+                zk_case,
+                field.name,
+                log_n,
+                bool(settings["inverse"]),
+                int(settings["verify_points"]),
+                seed,
+                device,
+                coset,
+                key=f"zk_ntt_2^{log_n}-{time.time_ns()}",
+                pure=False,
+            )
             record = future.result()
         results.append(record)
         write_json(results_path, results)  # after each size: an interrupted run keeps what finished
         if record["points_wrong"] or record["round_trip_exact"] is False:
             raise RuntimeError(f"zk NTT of 2^{log_n} over {field.name} failed verification")
-    return {"field": field.name, "sizes": sizes, "computed": len(sizes) - skipped, "resumed": skipped,
-            "results": os.fspath(results_path),
-            "seconds": {str(r["log_n"]): r["seconds"] for r in results if r["field"] == field.name}}
+    return {
+        "field": field.name,
+        "sizes": sizes,
+        "computed": len(sizes) - skipped,
+        "resumed": skipped,
+        "results": os.fspath(results_path),
+        "seconds": {str(r["log_n"]): r["seconds"] for r in results if r["field"] == field.name},
+    }
 
 
 # -- encrypted analytics with BFV ----------------------------------------------------------------------
+
 
 def bfv_job(config: dict, out_dir: pathlib.Path, device: str, client=None) -> dict:
     from .bfv import analytics_job

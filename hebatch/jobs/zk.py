@@ -62,7 +62,7 @@ def random_elements(field: PrimeField, n: int, rng) -> np.ndarray:
         ties = np.nonzero(words[:, -1] == p_top)[0]  # rare: decide these with exact integers
         keep[ties] = [field.from_limbs(words[i]) < field.p for i in ties]
         kept = words[keep]
-        out[filled:filled + len(kept)] = kept
+        out[filled : filled + len(kept)] = kept
         filled += len(kept)
     return out
 
@@ -93,7 +93,7 @@ def evaluate(a, field: PrimeField, z: int) -> int:
     limbs = field.limbs
     low = high = 0
     for start in range(0, n, EVALUATE_BLOCK):  # blocks bound the temporaries (2^28 wide elements: 8 GiB)
-        block = a[start:start + EVALUATE_BLOCK]
+        block = a[start : start + EVALUATE_BLOCK]
         m = block.shape[0]
         if limbs == 1:  # block[j] * z^(start + j)
             scaled = twiddle_grid(block.reshape(1, m).astype(np.uint64, copy=False), field.p, z, 1, start)
@@ -107,11 +107,12 @@ def evaluate(a, field: PrimeField, z: int) -> int:
 
 
 def element(y, k: int, field: PrimeField) -> int:
-    return as_ints(to_host(y[k:k + 1]), field)[0]
+    return as_ints(to_host(y[k : k + 1]), field)[0]
 
 
-def check_points(x, y, field: PrimeField, *, inverse: bool, points: int, rng, coset: bool = False,
-                 advance=None) -> list[int]:
+def check_points(
+    x, y, field: PrimeField, *, inverse: bool, points: int, rng, coset: bool = False, advance=None
+) -> list[int]:
     """Indices k where y differs from exact evaluation: forward, y[k] = x(s w^k) (s = 1, or the coset
     shift, the field's generator); inverse, x[k] = y(s w^k) (x is the forward transform of y).
     k = 0 is always checked. Each point is one evaluation on the arrays' device (see `evaluate`).
@@ -170,15 +171,21 @@ def check_zk_args(field: PrimeField, log_n: int, *, coset=False, spread=False, n
     if not isinstance(log_n, int) or isinstance(log_n, bool) or not 1 <= log_n <= MAX_LOG_N:
         raise ValueError(f"{name} must be an int in 1..{MAX_LOG_N}, got {log_n!r}")
     if log_n > field.two_adicity:
-        raise ValueError(f"{name} {log_n}: the field {field.name} has no root of unity of order 2^{log_n} "
-                         f"(at most 2^{field.two_adicity}): use {name} {field.two_adicity} or less, or a field "
-                         "of larger two-adicity (goldilocks: 2^32, bn254: 2^28)")
+        raise ValueError(
+            f"{name} {log_n}: the field {field.name} has no root of unity of order 2^{log_n} "
+            f"(at most 2^{field.two_adicity}): use {name} {field.two_adicity} or less, or a field "
+            "of larger two-adicity (goldilocks: 2^32, bn254: 2^28)"
+        )
     if spread and coset:
-        raise ValueError("--coset runs on one device; it cannot be combined with --workers or --scheduler: drop "
-                         "--coset, or drop --workers/--scheduler")
+        raise ValueError(
+            "--coset runs on one device; it cannot be combined with --workers or --scheduler: drop "
+            "--coset, or drop --workers/--scheduler"
+        )
     if spread and log_n < 4:
-        raise ValueError(f"{name} {log_n}: a transform spread over workers needs at least 2^4 points: use {name} 4 "
-                         "or more, or run it on one device")
+        raise ValueError(
+            f"{name} {log_n}: a transform spread over workers needs at least 2^4 points: use {name} 4 "
+            "or more, or run it on one device"
+        )
 
 
 def verify(x, y, field: PrimeField, *, inverse: bool, points: int, rng, coset: bool = False) -> dict:
@@ -195,20 +202,49 @@ def verify(x, y, field: PrimeField, *, inverse: bool, points: int, rng, coset: b
     start = time.perf_counter()
     xp = array_module(y)
     x_here = xp.asarray(x)
-    with Progress(TextColumn("verify"), BarColumn(), TextColumn("{task.completed}/{task.total} checks"),
-                  TimeElapsedColumn(), console=console, transient=True) as progress:
+    with Progress(
+        TextColumn("verify"),
+        BarColumn(),
+        TextColumn("{task.completed}/{task.total} checks"),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+    ) as progress:
         task = progress.add_task("verify", total=points + 2)
-        wrong = check_points(x_here, y, field, inverse=inverse, points=points, rng=rng, coset=coset,
-                             advance=lambda: progress.advance(task))
+        wrong = check_points(
+            x_here,
+            y,
+            field,
+            inverse=inverse,
+            points=points,
+            rng=rng,
+            coset=coset,
+            advance=lambda: progress.advance(task),
+        )
         back = run_transform(y, field, not inverse, coset)
         exact = bool(xp.array_equal(back, x_here))
         progress.advance(task)
-    return {"points_checked": points, "points_wrong": len(wrong), "round_trip_exact": exact,
-            "verify_seconds": time.perf_counter() - start}
+    return {
+        "points_checked": points,
+        "points_wrong": len(wrong),
+        "round_trip_exact": exact,
+        "verify_seconds": time.perf_counter() - start,
+    }
 
 
-def zk_ntt(field_name="goldilocks", log_n=20, *, inverse=False, coset=False, verify_points=0, workers=None,
-           scheduler=None, device="auto", repeats=1, seed=None) -> dict:
+def zk_ntt(
+    field_name="goldilocks",
+    log_n=20,
+    *,
+    inverse=False,
+    coset=False,
+    verify_points=0,
+    workers=None,
+    scheduler=None,
+    device="auto",
+    repeats=1,
+    seed=None,
+) -> dict:
     """One timed NTT (or coset NTT) of 2^log_n random elements, on this machine's device or spread over
     the workers of a cluster (4-step, dist.ntt_large); with verify_points > 0, checked exactly.
 
@@ -222,8 +258,11 @@ def zk_ntt(field_name="goldilocks", log_n=20, *, inverse=False, coset=False, ver
     rng = np.random.default_rng(seed)
     x = random_elements(field, n, rng)
     summary = {"field": field.name, "log_n": log_n, "n": n, "inverse": inverse, "coset": coset, "device": where}
-    status(f"transform of 2^{log_n} over {field.name} on the {where.upper()}"
-           + (" spread over workers" if spread else "") + " ...")
+    status(
+        f"transform of 2^{log_n} over {field.name} on the {where.upper()}"
+        + (" spread over workers" if spread else "")
+        + " ..."
+    )
     if spread:
         y, seconds, extra = _time_spread(x, field, inverse, workers, scheduler, device, repeats)
         summary.update(extra)
@@ -237,13 +276,18 @@ def zk_ntt(field_name="goldilocks", log_n=20, *, inverse=False, coset=False, ver
             import cupy
 
             y = cupy.asarray(y)
-        status(f"verifying on the {summary['device'].upper()}: {verify_points} random points by exact "
-               "evaluation, and the round trip ...")
+        status(
+            f"verifying on the {summary['device'].upper()}: {verify_points} random points by exact "
+            "evaluation, and the round trip ..."
+        )
         summary.update(verify(x, y, field, inverse=inverse, points=verify_points, rng=rng, coset=coset))
         if summary["points_wrong"] or not summary["round_trip_exact"]:
-            raise ArithmeticError(f"verification failed: {summary['points_wrong']} wrong points, round trip "
-                                  f"{'exact' if summary['round_trip_exact'] else 'mismatch'}; rerun with --device cpu "
-                                  "to compare, and report it with the summary above", summary)
+            raise ArithmeticError(
+                f"verification failed: {summary['points_wrong']} wrong points, round trip "
+                f"{'exact' if summary['round_trip_exact'] else 'mismatch'}; rerun with --device cpu "
+                "to compare, and report it with the summary above",
+                summary,
+            )
     return summary
 
 
@@ -252,8 +296,9 @@ def _time_spread(x, field, inverse, workers, scheduler, device, repeats):
     from .. import distributed as dist
     from .cluster import local_cluster
 
-    options = {"address": scheduler} if scheduler else {"device": device, "n_workers": workers,
-                                                         "dashboard_address": None}
+    options = (
+        {"address": scheduler} if scheduler else {"device": device, "n_workers": workers, "dashboard_address": None}
+    )
     with local_cluster(**options) as client:
         count = workers or len(client.scheduler_info(n_workers=-1)["workers"])
         y = dist.ntt_large(x, argument(field), workers=count, inverse=inverse, device=device)  # warm-up
@@ -266,6 +311,7 @@ def _time_spread(x, field, inverse, workers, scheduler, device, repeats):
 
 
 # -- sweeps over sizes (the zk-ntt workflow) -------------------------------------------------------------
+
 
 def zk_case(field_name: str, log_n: int, inverse: bool, points: int, seed, device: str, coset: bool = False) -> dict:
     """One timed transform of 2^log_n random elements with its exact checks (runs on a worker)."""
@@ -282,9 +328,18 @@ def zk_case(field_name: str, log_n: int, inverse: bool, points: int, seed, devic
 def case_record(x, y, field, log_n, inverse, points, rng, seconds, where, coset=False) -> dict:
     """One size's result record (results.json of the zk-ntt workflow)."""
     checks = verify(x, y, field, inverse=inverse, points=points, rng=rng, coset=coset) if points else {}
-    return {"log_n": log_n, "field": field.name, "inverse": inverse, "coset": coset, "seconds": seconds,
-            "device": where, "GBps": x.nbytes / seconds / 1e9 if seconds > 0 else 0.0, "points_checked": points,
-            "points_wrong": checks.get("points_wrong", 0), "round_trip_exact": checks.get("round_trip_exact")}
+    return {
+        "log_n": log_n,
+        "field": field.name,
+        "inverse": inverse,
+        "coset": coset,
+        "seconds": seconds,
+        "device": where,
+        "GBps": x.nbytes / seconds / 1e9 if seconds > 0 else 0.0,
+        "points_checked": points,
+        "points_wrong": checks.get("points_wrong", 0),
+        "round_trip_exact": checks.get("round_trip_exact"),
+    }
 
 
 def spread_case(field, log_n, inverse, points, seed, device, workers) -> dict:

@@ -13,8 +13,20 @@ from .validate import _check_flag, check_entries, check_transform_args
 from .word import _as_batch, _lead_shape, _on_stream, _validated, plan_for
 
 
-def ntt(x, modulus, *, negacyclic=False, inverse=False, algorithm="auto", root=None, inplace=False,
-        check=True, stream=None, input_order="natural", output_order="natural"):
+def ntt(
+    x,
+    modulus,
+    *,
+    negacyclic=False,
+    inverse=False,
+    algorithm="auto",
+    root=None,
+    inplace=False,
+    check=True,
+    stream=None,
+    input_order="natural",
+    output_order="natural",
+):
     """Number Theoretic Transform of the last axis of x (natural order unless asked otherwise).
 
     x: NumPy or CuPy array of uint64 (uint32 when every modulus < 2**32), shape (..., n), n a power
@@ -39,19 +51,61 @@ def ntt(x, modulus, *, negacyclic=False, inverse=False, algorithm="auto", root=N
     if multi_limb(modulus):
         if stream is not None:
             raise TypeError("stream= applies to integer moduli only; run a field transform under `with stream:`")
-        return field_ntt(x, modulus, negacyclic=negacyclic, inverse=inverse, algorithm=algorithm, root=root,
-                         inplace=inplace, check=check, input_order=input_order, output_order=output_order)
-    return ordered_int_ntt(x, modulus, negacyclic=negacyclic, inverse=inverse, algorithm=algorithm, root=root,
-                           inplace=inplace, check=check, stream=stream, input_order=input_order,
-                           output_order=output_order)
+        return field_ntt(
+            x,
+            modulus,
+            negacyclic=negacyclic,
+            inverse=inverse,
+            algorithm=algorithm,
+            root=root,
+            inplace=inplace,
+            check=check,
+            input_order=input_order,
+            output_order=output_order,
+        )
+    return ordered_int_ntt(
+        x,
+        modulus,
+        negacyclic=negacyclic,
+        inverse=inverse,
+        algorithm=algorithm,
+        root=root,
+        inplace=inplace,
+        check=check,
+        stream=stream,
+        input_order=input_order,
+        output_order=output_order,
+    )
 
 
-def intt(y, modulus, *, negacyclic=False, algorithm="auto", root=None, inplace=False, check=True,
-         stream=None, input_order="natural", output_order="natural"):
+def intt(
+    y,
+    modulus,
+    *,
+    negacyclic=False,
+    algorithm="auto",
+    root=None,
+    inplace=False,
+    check=True,
+    stream=None,
+    input_order="natural",
+    output_order="natural",
+):
     """Exact inverse of `ntt` with the same arguments (scaled by n^-1): intt(ntt(x)) == x.
     input_order is the order of y, output_order the order of the result."""
-    return ntt(y, modulus, negacyclic=negacyclic, inverse=True, algorithm=algorithm, root=root,
-               inplace=inplace, check=check, stream=stream, input_order=input_order, output_order=output_order)
+    return ntt(
+        y,
+        modulus,
+        negacyclic=negacyclic,
+        inverse=True,
+        algorithm=algorithm,
+        root=root,
+        inplace=inplace,
+        check=check,
+        stream=stream,
+        input_order=input_order,
+        output_order=output_order,
+    )
 
 
 def polymul(a, b, modulus, *, negacyclic=True, algorithm="auto", check=True, stream=None):
@@ -69,8 +123,10 @@ def polymul(a, b, modulus, *, negacyclic=True, algorithm="auto", check=True, str
     if b.dtype != a.dtype:
         raise TypeError(f"a and b must have one dtype, got {a.dtype} and {b.dtype}")
     if b.shape[-1] != a.shape[-1] or (args.rns and b.shape[-2:] != a.shape[-2:]):
-        raise ValueError(f"a and b must have the same trailing {'(limbs, n)' if args.rns else 'n'}, "
-                         f"got shapes {a.shape} and {b.shape}")
+        raise ValueError(
+            f"a and b must have the same trailing {'(limbs, n)' if args.rns else 'n'}, "
+            f"got shapes {a.shape} and {b.shape}"
+        )
     args_b = check_transform_args(b.shape, b.dtype, modulus, negacyclic=negacyclic, algorithm=algorithm, name="b")
     if check:
         check_entries(b, args_b, backend.xp, "b")

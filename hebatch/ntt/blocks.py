@@ -25,8 +25,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..device import device_of
 from ..backend import get
+from ..device import device_of
 from ..field import PrimeField, modulus_info
 from .api import ntt
 from .plan import default_split
@@ -78,8 +78,9 @@ class FourStepSpec:
         return self.tw_row_scale * col0 + self.tw_row_offset, self.tw_row_scale
 
 
-def four_step_spec(n: int, modulus, root: int, *, negacyclic: bool = False, inverse: bool = False,
-                   split: tuple[int, int] | None = None) -> FourStepSpec:
+def four_step_spec(
+    n: int, modulus, root: int, *, negacyclic: bool = False, inverse: bool = False, split: tuple[int, int] | None = None
+) -> FourStepSpec:
     """The spec of one transform with already validated n, modulus and root (w, or psi if negacyclic).
 
     modulus: an int, or a multi-limb hb.PrimeField. split: (n1, n2) with n1 * n2 = n, both at least
@@ -106,8 +107,25 @@ def four_step_spec(n: int, modulus, root: int, *, negacyclic: bool = False, inve
     elif negacyclic and inverse:
         row_root, row_nega = pow(root, n1, q), True
         tw_root, row_scale, row_offset = pow(root, -1, q), 2, 1  # psi^-((2 j2 + 1) m1)
-    return FourStepSpec(n, n1, n2, q, root, negacyclic, inverse, col_root, col_nega, row_root, row_nega,
-                        tw_root, row_scale, row_offset, col_start, col_step, field)
+    return FourStepSpec(
+        n,
+        n1,
+        n2,
+        q,
+        root,
+        negacyclic,
+        inverse,
+        col_root,
+        col_nega,
+        row_root,
+        row_nega,
+        tw_root,
+        row_scale,
+        row_offset,
+        col_start,
+        col_step,
+        field,
+    )
 
 
 def column_block(block, spec: FourStepSpec, col0: int):
@@ -124,8 +142,7 @@ def column_block(block, spec: FourStepSpec, col0: int):
         return field_twiddle_grid(y, spec.field, spec.tw_root, row0, spec.tw_col_start, row_step, spec.tw_col_step)
     cols = backend.xp.empty(block.shape[::-1], dtype=U64)
     cols[...] = block.T  # the transpose, so that the column transforms run along the last axis
-    y = ntt(cols, spec.modulus, root=spec.col_root, negacyclic=spec.col_negacyclic, inverse=spec.inverse,
-            inplace=True)
+    y = ntt(cols, spec.modulus, root=spec.col_root, negacyclic=spec.col_negacyclic, inverse=spec.inverse, inplace=True)
     row0, row_step = spec.twiddle_rows(col0)
     return twiddle_grid(y, spec.modulus, spec.tw_root, row0, spec.tw_col_start, row_step, spec.tw_col_step, out=y)
 
@@ -137,8 +154,14 @@ def row_block(block, spec: FourStepSpec):
     if block.ndim != 2 + len(spec.tail) or block.shape[1] != spec.n2 or tuple(block.shape[2:]) != spec.tail:
         raise ValueError(f"a row block must have shape {('rows', spec.n2) + spec.tail}, got {block.shape}")
     # rows come out of the column transforms: already reduced, so no entry scan (a read and a GPU wait)
-    return ntt(backend.xp.ascontiguousarray(block, dtype=U64), spec.ring, root=spec.row_root,
-               negacyclic=spec.row_negacyclic, inverse=spec.inverse, check=False)
+    return ntt(
+        backend.xp.ascontiguousarray(block, dtype=U64),
+        spec.ring,
+        root=spec.row_root,
+        negacyclic=spec.row_negacyclic,
+        inverse=spec.inverse,
+        check=False,
+    )
 
 
 def twiddle_grid(x, modulus, root, row0, col0, row_step=1, col_step=1, *, out=None):
@@ -159,8 +182,9 @@ def twiddle_grid(x, modulus, root, row0, col0, row_step=1, col_step=1, *, out=No
     root = _as_int(root, "root")
     if not 0 < root < q:
         raise ValueError(f"root must satisfy 0 < root < modulus = {q}, got {root}")
-    offsets = [_as_int(v, name) for v, name in
-               ((row0, "row0"), (col0, "col0"), (row_step, "row_step"), (col_step, "col_step"))]
+    offsets = [
+        _as_int(v, name) for v, name in ((row0, "row0"), (col0, "col0"), (row_step, "row_step"), (col_step, "col_step"))
+    ]
     for value, name in zip(offsets, ("row0", "col0", "row_step", "col_step")):
         if value < 0:
             raise ValueError(f"{name} must be >= 0, got {value}")

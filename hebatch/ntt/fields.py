@@ -14,20 +14,20 @@ import math
 import numpy as np
 
 from ..arith import bitrev_indices
-from ..device import device_of
 from ..backend import get
+from ..device import device_of
 from ..field import MAX_LOG_N, PrimeField, is_power_of_two, primitive_root
-from .word import ntt_natural
 from .validate import (
     FieldArgs,
     _as_int,
     _check_flag,
+    check_entries,
     check_field_args,
     check_field_entries,
-    check_entries,
     check_order,
     check_transform_args,
 )
+from .word import ntt_natural
 
 
 def _bitrev(x, axis_from_end: int):
@@ -45,8 +45,20 @@ def multi_limb(field) -> bool:
 
 # -- multi-limb fields ---------------------------------------------------------------------------
 
-def field_ntt(x, field: PrimeField, *, negacyclic=False, inverse=False, algorithm="auto", root=None,
-              inplace=False, check=True, input_order="natural", output_order="natural"):
+
+def field_ntt(
+    x,
+    field: PrimeField,
+    *,
+    negacyclic=False,
+    inverse=False,
+    algorithm="auto",
+    root=None,
+    inplace=False,
+    check=True,
+    input_order="natural",
+    output_order="natural",
+):
     """hb.ntt for a multi-limb PrimeField (arguments as hb.ntt; x of shape (..., n, limbs)).
     `algorithm` is validated but the field engine of the backend picks its own."""
     inverse = _check_flag(inverse, "inverse")
@@ -86,8 +98,10 @@ def _run(engine, x3, args: FieldArgs, inverse: bool, input_order: str, output_or
 
 # -- orders for the integer transforms ---------------------------------------------------------------
 
-def ordered_int_ntt(x, modulus, *, negacyclic, inverse, algorithm, root, inplace, check, stream,
-                    input_order, output_order):
+
+def ordered_int_ntt(
+    x, modulus, *, negacyclic, inverse, algorithm, root, inplace, check, stream, input_order, output_order
+):
     """hb.ntt over int moduli (and one-word fields) with bit-reversed input or output orders."""
     check_order(input_order, "input_order")
     check_order(output_order, "output_order")
@@ -98,14 +112,32 @@ def ordered_int_ntt(x, modulus, *, negacyclic, inverse, algorithm, root, inplace
             root = modulus.root_of_unity(2 * args.n if _check_flag(negacyclic, "negacyclic") else args.n)
         modulus = modulus.p
     if input_order == output_order == "natural":
-        return ntt_natural(x, modulus, negacyclic=negacyclic, inverse=inverse, algorithm=algorithm, root=root,
-                               inplace=inplace, check=check, stream=stream)
+        return ntt_natural(
+            x,
+            modulus,
+            negacyclic=negacyclic,
+            inverse=inverse,
+            algorithm=algorithm,
+            root=root,
+            inplace=inplace,
+            check=check,
+            stream=stream,
+        )
     _check_flag(inplace, "inplace")
     device_of(x, "x")
     check_transform_args(x.shape, x.dtype, modulus, negacyclic=negacyclic, algorithm=algorithm, root=root)
     src = _bitrev(x, 1) if input_order == "bitrev" else x
-    y = ntt_natural(src, modulus, negacyclic=negacyclic, inverse=inverse, algorithm=algorithm, root=root,
-                        inplace=False, check=check, stream=stream)
+    y = ntt_natural(
+        src,
+        modulus,
+        negacyclic=negacyclic,
+        inverse=inverse,
+        algorithm=algorithm,
+        root=root,
+        inplace=False,
+        check=check,
+        stream=stream,
+    )
     if output_order == "bitrev":
         y = _bitrev(y, 1)
     if inplace:
@@ -116,13 +148,15 @@ def ordered_int_ntt(x, modulus, *, negacyclic, inverse, algorithm, root, inplace
 
 # -- coset NTT and low-degree extension ------------------------------------------------------------
 
+
 def _field_parts(x, field, name="field"):
     """(prime p, PrimeField or None, default shift) for a PrimeField or an int modulus."""
     if isinstance(field, PrimeField):
         return field.p, field, field.generator
     if isinstance(field, (bool, np.bool_)) or not isinstance(field, (int, np.integer)):
-        raise TypeError(f"{name} must be a hb.PrimeField or a prime modulus (int), "
-                        f"got {type(field).__name__} {field!r}")
+        raise TypeError(
+            f"{name} must be a hb.PrimeField or a prime modulus (int), got {type(field).__name__} {field!r}"
+        )
     q = int(field)
     check_transform_args(x.shape, x.dtype, q)  # names any rule q or x breaks
     return q, None, primitive_root(q)
@@ -193,11 +227,12 @@ def lde(x, field, blowup, shift=None, *, check=True):
         args = check_field_args(x.shape, x.dtype, pf)
         big = args.n * blowup
         if big > 2**MAX_LOG_N or big > 1 << pf.two_adicity:
-            raise ValueError(f"blowup * n = {big} is too large: at most 2**{min(MAX_LOG_N, pf.two_adicity)} "
-                             f"for {pf.name}")
+            raise ValueError(
+                f"blowup * n = {big} is too large: at most 2**{min(MAX_LOG_N, pf.two_adicity)} for {pf.name}"
+            )
         coeffs = field_ntt(x, pf, inverse=True, check=check)
         padded = xp.zeros(x.shape[:-2] + (big, pf.limbs), dtype=np.uint64)
-        padded[..., :args.n, :] = coeffs
+        padded[..., : args.n, :] = coeffs
         return coset_ntt(padded, pf, shift, check=False)
     args = check_transform_args(x.shape, x.dtype, p)
     root = None if pf is None else pf.root_of_unity(args.n)

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from ..backend import LANE_MODES
 
+
 @dataclass(frozen=True)
 class Launch:
     """One ntt_pass launch: template arguments, shape, buffers by role and scalar arguments."""
@@ -28,8 +29,9 @@ class Launch:
         return f"ntt_pass<{a},{log_np},{log_lanes},{log_r},{mode},{flag[last]},{tw},{post},{flag[fuse]}>"
 
 
-def transform_launches(plan, pass_tables: list[dict], rows: int, word_bits: int, arith: str,
-                       fuse: bool = False) -> list[Launch]:
+def transform_launches(
+    plan, pass_tables: list[dict], rows: int, word_bits: int, arith: str, fuse: bool = False
+) -> list[Launch]:
     """The launches of one transform of `rows` rows. Free of CuPy, so it can be checked on a CPU."""
     n = plan.n
     passes = plan.gpu_passes(word_bits // 8)
@@ -44,8 +46,9 @@ def transform_launches(plan, pass_tables: list[dict], rows: int, word_bits: int,
         if len(passes) == 1:
             mode, grid = "row", -(-rows // lanes)
         elif plan.algorithm == "radix2":
-            geom.update(d_o=d_before, d_i=n // (d_before * n_p), s0=p.s0, use_h=1, log_do=p.s0,
-                        keep_positions=0 if last else 1)
+            geom.update(
+                d_o=d_before, d_i=n // (d_before * n_p), s0=p.s0, use_h=1, log_do=p.s0, keep_positions=0 if last else 1
+            )
             mode = "bitrev" if last else "i"
         elif last:  # output base of o = k1 n2 + k2 is k1 + n1 k2 (three passes); o (two passes)
             first = 1 << passes[0].log_np
@@ -56,8 +59,17 @@ def transform_launches(plan, pass_tables: list[dict], rows: int, word_bits: int,
             mode = "i"
         t = pass_tables[index]
         dst = "out" if last else ("tmp" if src == "x" else src)
-        template = (arith, p.log_np, p.log_lanes, p.log_r, LANE_MODES[mode], last, t["tw_mode"],
-                    t["post_mode"] if last else 0, fuse and index == 0)
+        template = (
+            arith,
+            p.log_np,
+            p.log_lanes,
+            p.log_r,
+            LANE_MODES[mode],
+            last,
+            t["tw_mode"],
+            t["post_mode"] if last else 0,
+            fuse and index == 0,
+        )
         launches.append(Launch(template, grid, p.threads, p.smem_bytes(word_bits // 8), src, dst, index, geom))
         src = dst
         d_before *= n_p

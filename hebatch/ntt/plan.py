@@ -12,12 +12,13 @@ from functools import cached_property, lru_cache
 
 import numpy as np
 
-from ..field import KIND_GOLDILOCKS, Modulus, modulus_info
 import hebatch.arith as arith
-from ..backend import arith_name
 import hebatch.ntt.launch as launch
 import hebatch.ntt.recipes as recipes
 import hebatch.ntt.tables as tables
+
+from ..backend import arith_name
+from ..field import KIND_GOLDILOCKS, Modulus, modulus_info
 
 ALGORITHMS = ("auto", "radix2", "4step")
 
@@ -103,8 +104,9 @@ class NTTPlan:
             modes.append((tw, post))
         return modes
 
-    def gpu_launches(self, idx: tuple[int, ...], pass_tables: list[dict], rows: int, word_bits: int,
-                     fuse: bool = False) -> list[launch.Launch]:
+    def gpu_launches(
+        self, idx: tuple[int, ...], pass_tables: list[dict], rows: int, word_bits: int, fuse: bool = False
+    ) -> list[launch.Launch]:
         """The finished GPU launch plan of one transform of `rows` rows of limbs `idx` (see launch.py)."""
         arith = arith_name([self.moduli[i] for i in idx], word_bits)
         return launch.transform_launches(self, pass_tables, rows, word_bits, arith, fuse=fuse)
@@ -119,7 +121,9 @@ class NTTPlan:
                 merge = tables.gpu_merge_tables(q, root, self.n, self.negacyclic, inverse, word_bits)
                 per_limb.append([merge] * len(digits))
             else:
-                per_limb.append(tables.gpu_fourstep_tables(q, root, self.n, self.negacyclic, inverse, digits, word_bits))
+                per_limb.append(
+                    tables.gpu_fourstep_tables(q, root, self.n, self.negacyclic, inverse, digits, word_bits)
+                )
         passes = []
         for index in range(len(digits)):
             first = per_limb[0][index]
@@ -158,10 +162,15 @@ def default_split(n: int) -> tuple[int, int]:
 
 
 @lru_cache(maxsize=256)
-def make_plan(n: int, moduli: tuple[int, ...], roots: tuple[int, ...], negacyclic: bool,
-              algorithm: str, split: tuple[int, int] | None = None) -> NTTPlan:
+def make_plan(
+    n: int,
+    moduli: tuple[int, ...],
+    roots: tuple[int, ...],
+    negacyclic: bool,
+    algorithm: str,
+    split: tuple[int, int] | None = None,
+) -> NTTPlan:
     """The cached plan for these (already validated) arguments; `algorithm` is resolved."""
     if split is not None and (algorithm != "4step" or split[0] * split[1] != n):
         raise ValueError(f"split {split} needs algorithm='4step' and n1 * n2 = n = {n}")
     return NTTPlan(n, moduli, roots, negacyclic, algorithm, split)
-

@@ -13,8 +13,8 @@ import re
 import subprocess
 import tempfile
 
-from ..field import BABYBEAR, GOLDILOCKS, default_root, ntt_primes
 from ..backend import arith_name, kernel_dir, source_digest
+from ..field import BABYBEAR, GOLDILOCKS, default_root, ntt_primes
 from .launch import transform_launches
 from .plan import make_plan
 
@@ -22,10 +22,13 @@ _PASS_SIGNATURE = (
     "const {T}*, const {T}*, {T}*, long long, long long, int, long long, long long, long long, long long, int, "
     "const ModConst*, const {W}*, long long, int, int, const {W}*, const {W}*, long long, long long, int, "
     "long long, long long, int, int, int, int, const {W}*, const {W}*, long long, long long, int, long long, "
-    "int, int")
+    "int, int"
+)
 _POINTWISE_SIGNATURE = "const {T}*, const {T}*, {T}*, long long, long long, int, long long, long long, const ModConst*"
-_GRID_SIGNATURE = ("const {T}*, {T}*, long long, long long, long long, long long, u64, u64, u64, u64, u64, int, "
-                   "const {W}*, const {W}*, const ModConst*")
+_GRID_SIGNATURE = (
+    "const {T}*, {T}*, long long, long long, long long, long long, u64, u64, u64, u64, u64, int, "
+    "const {W}*, const {W}*, const ModConst*"
+)
 ARITHS = ("Mod64", "Goldilocks", "Mod32")
 
 
@@ -50,10 +53,11 @@ def kernel_names(max_log_n: int = 28, batch_rows: tuple[int, ...] = (1, 4096)) -
 
 
 def _instantiation(name: str) -> str:
-    arith = name[name.index("<") + 1:].split(",")[0].rstrip(">")
+    arith = name[name.index("<") + 1 :].split(",")[0].rstrip(">")
     word, tw = ("u32", "Tw32") if arith == "Mod32" else ("u64", "Tw64")
     signature = {"pointwise_mul": _POINTWISE_SIGNATURE, "twiddle_grid": _GRID_SIGNATURE}.get(
-        name.split("<")[0], _PASS_SIGNATURE)
+        name.split("<")[0], _PASS_SIGNATURE
+    )
     return f"template __global__ void {name}({signature.format(T=word, W=tw)});"
 
 
@@ -62,8 +66,8 @@ def name_of_symbol(symbol: str) -> str | None:
     m = re.match(r"_Z(\d+)(ntt_pass|pointwise_mul|twiddle_grid)I(\d+)", symbol)
     if not m:
         return None
-    kernel, rest = m.group(2), symbol[m.end():]
-    arith, rest = rest[: int(m.group(3))], rest[int(m.group(3)):]
+    kernel, rest = m.group(2), symbol[m.end() :]
+    arith, rest = rest[: int(m.group(3))], rest[int(m.group(3)) :]
     args = [arith]
     for kind, value in re.findall(r"L([ib])(\d+)E", rest.split("EEv")[0] + "E"):
         args.append(("true" if value == "1" else "false") if kind == "b" else value)

@@ -84,9 +84,10 @@ def gpu_passes(algorithm: str, log_n: int, word_bytes: int, digits: tuple[int, .
     return tuple(passes)
 
 
-# algorithm="auto": the choice per device (the CPU backend always takes radix-2) and, on a GPU, per (log n, word size). Both algorithms are exact; the
-# choice is speed only. Measured on an NVIDIA H100 80GB HBM3 on 2026-11-22 (benchmarks/results/
-# ntt-H100-80GB-HBM3-2026-11-22.json): for 64-bit words, multi-pass merge transforms (2^15..2^24)
+# algorithm="auto": the choice per device (the CPU backend always takes radix-2) and, on a GPU, per
+# (log n, word size). Both algorithms are exact; the choice is speed only. Measured on an NVIDIA
+# H100 80GB HBM3 on 2026-11-22 (benchmarks/results/ntt-H100-80GB-HBM3-2026-11-22.json):
+# for 64-bit words, multi-pass merge transforms (2^15..2^24)
 # beat 4-step by 3-18% (no twiddle multiplication between passes); for 32-bit words 4-step is as
 # fast or faster (by up to 15% at 2^16 x 256); one-pass sizes are the same kernel either way. Above
 # 2^24 the merge tables (n entries per limb) are not worth building on the host: 4-step.

@@ -91,17 +91,26 @@ def _post_tables(q, n, word_bits, scale_root, log_count, index_mask):
     n_inv = pow(n, -1, q)
     if scale_root is None:  # cyclic: n^-1 for every J
         one = np.array([n_inv], dtype=U64)
-        return dict(post_mode=1, post_low=with_companions(q, one, word_bits), post_mask=0,
-                    post_high=with_companions(q, np.array([1], dtype=U64), word_bits))
+        return dict(
+            post_mode=1,
+            post_low=with_companions(q, one, word_bits),
+            post_mask=0,
+            post_high=with_companions(q, np.array([1], dtype=U64), word_bits),
+        )
     high, low, bits = power_lookup(q, scale_root, log_count, scale=n_inv)
     two = len(high) > 1
-    return dict(post_mode=2 if two else 1, post_high=with_companions(q, high, word_bits),
-                post_low=with_companions(q, low, word_bits), post_bits=bits,
-                post_mask=(1 << bits) - 1 if two else index_mask)
+    return dict(
+        post_mode=2 if two else 1,
+        post_high=with_companions(q, high, word_bits),
+        post_low=with_companions(q, low, word_bits),
+        post_bits=bits,
+        post_mask=(1 << bits) - 1 if two else index_mask,
+    )
 
 
-def gpu_fourstep_tables(q: int, root: int, n: int, negacyclic: bool, inverse: bool,
-                        digits: tuple[int, ...], word_bits: int) -> list[GpuPassTables]:
+def gpu_fourstep_tables(
+    q: int, root: int, n: int, negacyclic: bool, inverse: bool, digits: tuple[int, ...], word_bits: int
+) -> list[GpuPassTables]:
     """Tables of the 4-step passes for one limb. root: psi (negacyclic) or w, as in the plan."""
     log_n = n.bit_length() - 1
     w = root * root % q if negacyclic else root
@@ -128,9 +137,14 @@ def gpu_fourstep_tables(q: int, root: int, n: int, negacyclic: bool, inverse: bo
                 exponent = (1, 2, 1, 1, 0)
             else:
                 exponent = (2 * c_p, 1, 0, 1, 0)
-            fields.update(tw_mode=2 if len(high) > 1 else 1, z_high=with_companions(q, high, word_bits),
-                          z_low=with_companions(q, low, word_bits), z_bits=bits, z_mask=(1 << log_z) - 1,
-                          exponent=exponent)
+            fields.update(
+                tw_mode=2 if len(high) > 1 else 1,
+                z_high=with_companions(q, high, word_bits),
+                z_low=with_companions(q, low, word_bits),
+                z_bits=bits,
+                z_mask=(1 << log_z) - 1,
+                exponent=exponent,
+            )
         elif inverse:  # n^-1, and psi^-(c_P k) for negacyclic transforms
             fields.update(_post_tables(q, n, word_bits, pow(root, c_p, q) if negacyclic else None, d, n_p - 1))
         out.append(GpuPassTables(**fields))

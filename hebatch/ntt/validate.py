@@ -69,8 +69,7 @@ def check_modulus(q, n: int, negacyclic: bool, name: str = "modulus") -> int:
     if (q - 1) % order:
         kind = "negacyclic" if negacyclic else "cyclic"
         raise ValueError(
-            f"{name} {q} is not 1 mod {'2n' if negacyclic else 'n'} = {order}: "
-            f"it has no {kind} NTT of size n={n}"
+            f"{name} {q} is not 1 mod {'2n' if negacyclic else 'n'} = {order}: it has no {kind} NTT of size n={n}"
         )
     return q
 
@@ -79,8 +78,9 @@ _ARGS_CACHE: dict = {}
 _ARGS_CACHE_LIMIT = 4096
 
 
-def check_transform_args(shape, dtype, modulus, *, negacyclic=False, algorithm="auto", root=None,
-                         name: str = "x") -> TransformArgs:
+def check_transform_args(
+    shape, dtype, modulus, *, negacyclic=False, algorithm="auto", root=None, name: str = "x"
+) -> TransformArgs:
     """Validate everything that does not need to read the array's entries.
 
     Arguments that passed once (plain-int moduli, default roots) are remembered, so repeated calls of
@@ -89,13 +89,20 @@ def check_transform_args(shape, dtype, modulus, *, negacyclic=False, algorithm="
     if root is None and type(negacyclic) is bool and type(algorithm) is str:
         moduli_key = tuple(modulus) if type(modulus) in (list, tuple) else (modulus,)
         if all(type(q) is int for q in moduli_key):
-            key = (tuple(shape), np.dtype(dtype) if not isinstance(dtype, np.dtype) else dtype,
-                   moduli_key, type(modulus) is int, negacyclic, algorithm)
+            key = (
+                tuple(shape),
+                np.dtype(dtype) if not isinstance(dtype, np.dtype) else dtype,
+                moduli_key,
+                type(modulus) is int,
+                negacyclic,
+                algorithm,
+            )
             args = _ARGS_CACHE.get(key)
             if args is not None:
                 return args
-    args = _check_transform_args(shape, dtype, modulus, negacyclic=negacyclic, algorithm=algorithm, root=root,
-                                 name=name)
+    args = _check_transform_args(
+        shape, dtype, modulus, negacyclic=negacyclic, algorithm=algorithm, root=root, name=name
+    )
     if key is not None:
         if len(_ARGS_CACHE) >= _ARGS_CACHE_LIMIT:
             _ARGS_CACHE.clear()
@@ -114,7 +121,9 @@ def _check_transform_args(shape, dtype, modulus, *, negacyclic, algorithm, root,
         raise ValueError(f"{name} must have at least one axis (the transform axis), got a 0-d array")
     n = shape[-1]
     if not is_power_of_two(n) or not 2 <= n <= 2**MAX_LOG_N:
-        raise ValueError(f"{name}.shape[-1] (the transform size n) must be a power of two from 2 to 2**{MAX_LOG_N}, got {n}")
+        raise ValueError(
+            f"{name}.shape[-1] (the transform size n) must be a power of two from 2 to 2**{MAX_LOG_N}, got {n}"
+        )
 
     if isinstance(modulus, (bool, np.bool_, str, bytes, float)):
         raise TypeError(f"modulus must be an int or a sequence of ints, got {modulus!r}")
@@ -128,10 +137,14 @@ def _check_transform_args(shape, dtype, modulus, *, negacyclic, algorithm, root,
         elif isinstance(modulus, Sequence):
             moduli_in = list(modulus)
         else:
-            raise TypeError(f"modulus must be an int or a sequence (list, tuple, 1-D NumPy array) of ints, "
-                            f"got {type(modulus).__name__}")
+            raise TypeError(
+                f"modulus must be an int or a sequence (list, tuple, 1-D NumPy array) of ints, "
+                f"got {type(modulus).__name__}"
+            )
         if len(shape) < 2:
-            raise ValueError(f"modulus is a sequence (RNS limbs), so {name} needs shape (..., limbs, n); got shape {tuple(shape)}")
+            raise ValueError(
+                f"modulus is a sequence (RNS limbs), so {name} needs shape (..., limbs, n); got shape {tuple(shape)}"
+            )
         if len(moduli_in) != shape[-2]:
             raise ValueError(f"{name} has {shape[-2]} limbs along axis -2 but modulus has {len(moduli_in)} entries")
         if not moduli_in:
@@ -139,8 +152,10 @@ def _check_transform_args(shape, dtype, modulus, *, negacyclic, algorithm, root,
         moduli = tuple(check_modulus(q, n, negacyclic, f"modulus[{i}]") for i, q in enumerate(moduli_in))
         if len(set(moduli)) != len(moduli):
             dup = next(q for q in moduli if moduli.count(q) > 1)
-            raise ValueError(f"modulus entries must be distinct (RNS limbs need coprime moduli); {dup} appears "
-                             f"{moduli.count(dup)} times")
+            raise ValueError(
+                f"modulus entries must be distinct (RNS limbs need coprime moduli); {dup} appears "
+                f"{moduli.count(dup)} times"
+            )
     else:
         moduli = (check_modulus(modulus, n, negacyclic),)
 
@@ -171,8 +186,10 @@ def check_polymul_args(a_shape, a_dtype, b_shape, b_dtype, modulus, *, negacycli
         raise TypeError(f"a and b must have one dtype, got {np.dtype(a_dtype)} and {np.dtype(b_dtype)}")
     a_shape, b_shape = tuple(a_shape), tuple(b_shape)
     if b_shape[-1:] != a_shape[-1:] or (args.rns and b_shape[-2:] != a_shape[-2:]):
-        raise ValueError(f"a and b must have the same trailing {'(limbs, n)' if args.rns else 'n'}, "
-                         f"got shapes {a_shape} and {b_shape}")
+        raise ValueError(
+            f"a and b must have the same trailing {'(limbs, n)' if args.rns else 'n'}, "
+            f"got shapes {a_shape} and {b_shape}"
+        )
     args_b = check_transform_args(b_shape, b_dtype, modulus, negacyclic=negacyclic, algorithm=algorithm, name="b")
     tail = 2 if args.rns else 1
     try:
@@ -239,12 +256,15 @@ def check_field_size(field: PrimeField, n: int, negacyclic: bool, name: str = "x
     order = 2 * n if negacyclic else n
     if order > 1 << field.two_adicity:
         kind = "negacyclic" if negacyclic else "cyclic"
-        raise ValueError(f"{field.name} has two-adicity {field.two_adicity}: no {kind} NTT of size n={n} "
-                         f"({'2n' if negacyclic else 'n'} must be <= 2**{field.two_adicity})")
+        raise ValueError(
+            f"{field.name} has two-adicity {field.two_adicity}: no {kind} NTT of size n={n} "
+            f"({'2n' if negacyclic else 'n'} must be <= 2**{field.two_adicity})"
+        )
 
 
-def check_field_args(shape, dtype, field, *, negacyclic=False, algorithm="auto", root=None,
-                     name: str = "x") -> FieldArgs:
+def check_field_args(
+    shape, dtype, field, *, negacyclic=False, algorithm="auto", root=None, name: str = "x"
+) -> FieldArgs:
     """Validate a transform over a multi-limb field without reading x's entries."""
     field = check_field(field, "modulus")
     negacyclic = _check_flag(negacyclic, "negacyclic")
@@ -254,8 +274,10 @@ def check_field_args(shape, dtype, field, *, negacyclic=False, algorithm="auto",
         raise TypeError(f"{name} must have dtype uint64 (64-bit limbs of {field.name}), got {np.dtype(dtype)}")
     shape = tuple(shape)
     if len(shape) < 2 or shape[-1] != field.limbs:
-        raise ValueError(f"{name} must have shape (..., n, {field.limbs}) ({field.limbs} little-endian 64-bit "
-                         f"limbs per element of {field.name}), got shape {shape}")
+        raise ValueError(
+            f"{name} must have shape (..., n, {field.limbs}) ({field.limbs} little-endian 64-bit "
+            f"limbs per element of {field.name}), got shape {shape}"
+        )
     n = shape[-2]
     check_field_size(field, n, negacyclic, name)
     if root is None:
@@ -284,8 +306,10 @@ def check_field_entries(x, field: PrimeField, xp=np, name: str = "x") -> None:
     bad = ~field_entries_below_p(x, field, xp)
     if bool(bad.any()):
         where = tuple(int(i) for i in np.argwhere(to_numpy(bad))[0])
-        raise ValueError(f"{name} has elements >= p of {field.name} (first at index {where}): every element "
-                         f"(its {field.limbs} limbs, little-endian) must be reduced mod p")
+        raise ValueError(
+            f"{name} has elements >= p of {field.name} (first at index {where}): every element "
+            f"(its {field.limbs} limbs, little-endian) must be reduced mod p"
+        )
 
 
 def to_numpy(a):

@@ -6,8 +6,8 @@ import math
 
 import numpy as np
 
-from ..device import device_of
 from ..backend import WordNTT, get
+from ..device import device_of
 from .plan import NTTPlan, make_plan
 from .recipes import choose_algorithm
 from .validate import TransformArgs, _check_flag, check_entries, check_transform_args
@@ -18,8 +18,9 @@ def plan_for(args: TransformArgs, backend: WordNTT, batch: int = 1, dtype=np.uin
     dtype it computes in."""
     algorithm = args.algorithm
     if algorithm == "auto":
-        algorithm = choose_algorithm(backend.name, args.n.bit_length() - 1, batch * args.limbs,
-                                     np.dtype(dtype).itemsize)
+        algorithm = choose_algorithm(
+            backend.name, args.n.bit_length() - 1, batch * args.limbs, np.dtype(dtype).itemsize
+        )
     return make_plan(args.n, args.moduli, args.roots, args.negacyclic, algorithm, None)
 
 
@@ -37,8 +38,9 @@ def _as_batch(x, args: TransformArgs, backend: WordNTT):
 
 def _validated(x, modulus, negacyclic, algorithm, root, check, name="x"):
     backend = get(device_of(x, name)).ntt
-    args = check_transform_args(x.shape, x.dtype, modulus, negacyclic=negacyclic,
-                                algorithm=algorithm, root=root, name=name)
+    args = check_transform_args(
+        x.shape, x.dtype, modulus, negacyclic=negacyclic, algorithm=algorithm, root=root, name=name
+    )
     if _check_flag(check, "check"):
         check_entries(x, args, backend.xp, name)
     return backend, args
@@ -61,8 +63,9 @@ class _on_stream:
             self.stream.__exit__(*exc)
 
 
-def ntt_natural(x, modulus, *, negacyclic=False, inverse=False, algorithm="auto", root=None, inplace=False,
-                check=True, stream=None):
+def ntt_natural(
+    x, modulus, *, negacyclic=False, inverse=False, algorithm="auto", root=None, inplace=False, check=True, stream=None
+):
     """`ntt` over int moduli in natural order (the integer transforms of the backends)."""
     inverse = _check_flag(inverse, "inverse")
     inplace = _check_flag(inplace, "inplace")

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...arith import ModOps
 from ...field import modulus_info
 from ..interface import WordNTT
-from ...arith import ModOps
 
 U64 = np.uint64
 
@@ -48,8 +48,8 @@ class _Radix2:
         while m < n:
             v = a.reshape(B, L, R, m, 2, t)
             u, w = v[..., 0, :], v[..., 1, :]
-            s = tw[:, None, m:2 * m, None]
-            ss = None if tws is None else tws[:, None, m:2 * m, None]
+            s = tw[:, None, m : 2 * m, None]
+            ss = None if tws is None else tws[:, None, m : 2 * m, None]
             wv = ops.mul_shoup(w, s, ss)
             v[..., 1, :] = ops.sub(u, wv)
             v[..., 0, :] = ops.add(u, wv)
@@ -70,8 +70,8 @@ class _Radix2:
                 s, ss = self.last[:, None, :, None], _col(self.last_s)
                 v[..., 0, :] = ops.mul_shoup(ops.add(u, w), self.n_inv[:, None, :, None], _col(self.n_inv_s))
             else:
-                s = self.inv[:, None, h:2 * h, None]
-                ss = None if self.inv_s is None else self.inv_s[:, None, h:2 * h, None]
+                s = self.inv[:, None, h : 2 * h, None]
+                ss = None if self.inv_s is None else self.inv_s[:, None, h : 2 * h, None]
                 v[..., 0, :] = ops.add(u, w)
             v[..., 1, :] = ops.mul_shoup(diff, s, ss)
             m, t = h, 2 * t
@@ -181,12 +181,14 @@ class NumpyBackend(WordNTT):
             sl = slice(r, min(r + strip, rows))
             n_rows = sl.stop - sl.start
             if whole:
-                body = x[sl, :whole * size].reshape(n_rows, whole, size)
+                body = x[sl, : whole * size].reshape(n_rows, whole, size)
                 body = ops.mul(ops.mul(body, low[sl, None, :]), high[sl, :whole, None])
-                result[sl, :whole * size] = body.reshape(n_rows, whole * size)
+                result[sl, : whole * size] = body.reshape(n_rows, whole * size)
             if whole * size < cols:
-                tail = x[sl, whole * size:]
-                result[sl, whole * size:] = ops.mul(ops.mul(tail, low[sl, :tail.shape[1]]), high[sl, whole:whole + 1])
+                tail = x[sl, whole * size :]
+                result[sl, whole * size :] = ops.mul(
+                    ops.mul(tail, low[sl, : tail.shape[1]]), high[sl, whole : whole + 1]
+                )
         return result
 
 

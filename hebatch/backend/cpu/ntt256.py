@@ -21,8 +21,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from ...field import PrimeField
 from ...arith import bitrev_indices
+from ...field import PrimeField
 from ..interface import FieldNTT
 
 U64 = np.uint64
@@ -38,6 +38,7 @@ ORDERS = ("natural", "bitrev")
 
 
 # -- digits <-> limbs ----------------------------------------------------------------------------
+
 
 def digit_count(limbs: int) -> int:
     """Digits of DIGIT_BITS covering `limbs` 64-bit limbs."""
@@ -78,6 +79,7 @@ def int_digits(value: int, count: int) -> np.ndarray:
 
 
 # -- the arithmetic of one field on digit arrays ---------------------------------------------------
+
 
 class FieldDigits:
     """Modular add, sub and Montgomery multiplication for one field on (digits, C) arrays.
@@ -150,7 +152,7 @@ class FieldDigits:
 
         def accumulate(i, x, y):  # acc += x * y * 2^(DIGIT_BITS i), x (C,) and y (d, C) or (d, 1)
             np.multiply(x, y, out=prod)
-            acc[i:i + d] += prod
+            acc[i : i + d] += prod
 
         for i in range(d):
             accumulate(i, a[i], b)
@@ -180,7 +182,7 @@ def montgomery_powers(field: PrimeField, base: int, count: int) -> np.ndarray:
     while filled < count:
         k = min(filled, count - filled)
         step = ops.montgomery_column(pow(base, filled, p))
-        _blockwise(ops.mont_mul, out[:, :k], step, out[:, filled:filled + k])
+        _blockwise(ops.mont_mul, out[:, :k], step, out[:, filled : filled + k])
         filled += k
     out.setflags(write=False)
     return out
@@ -196,6 +198,7 @@ def _blockwise(fn, a, b, out):
 
 
 # -- transforms --------------------------------------------------------------------------------
+
 
 def _stage_slabs(groups: int, t: int):
     """(g0, g1, t0, t1) slabs covering groups x t butterflies with about CHUNK butterflies each."""
@@ -213,7 +216,7 @@ def _slab_twiddles(tw, g0, g1, m, t):
     """Twiddles of groups g0..g1 (group g uses column g mod m of tw), each repeated over its t butterflies;
     a (digits, 1) column for a single group."""
     if g1 - g0 == 1:
-        return tw[:, g0 % m:g0 % m + 1]
+        return tw[:, g0 % m : g0 % m + 1]
     return np.repeat(tw[:, np.arange(g0, g1) % m], t, axis=1)
 
 
@@ -337,8 +340,7 @@ class NumpyFieldNTT(FieldNTT):
         _blockwise(lambda u, v: ops.mont_mul(ops.mont_mul(u, v), r2), da, db, out)
         return from_digits(out.reshape((ops.d,) + a.shape[:-1]), field.limbs)
 
-    def twiddle_grid(self, x, field: PrimeField, root: int, row0: int, col0: int, row_step: int = 1,
-                     col_step: int = 1):
+    def twiddle_grid(self, x, field: PrimeField, root: int, row0: int, col0: int, row_step: int = 1, col_step: int = 1):
         """x[i, j] * root^((row0 + row_step i)(col0 + col_step j)) for x of shape (rows, cols, limbs):
         the twiddle step of a 4-step transform on one block of its matrix."""
         ops = field_digits(field)
@@ -359,12 +361,12 @@ class NumpyFieldNTT(FieldNTT):
         while filled < cols:
             k = min(filled, cols - filled)
             factor = np.repeat(ops.montgomery_digits(step), k, axis=1)  # step_i^filled, per row
-            grid[:, :, filled:filled + k] = ops.mont_mul(
-                np.ascontiguousarray(grid[:, :, :k]).reshape(ops.d, -1), factor).reshape(ops.d, rows, k)
+            grid[:, :, filled : filled + k] = ops.mont_mul(
+                np.ascontiguousarray(grid[:, :, :k]).reshape(ops.d, -1), factor
+            ).reshape(ops.d, rows, k)
             step = [v * v % p for v in step] if 2 * filled < cols else step
             filled += k
         a = to_digits(x).reshape(ops.d, -1)
         out = np.empty_like(a)
         _blockwise(ops.mont_mul, a, grid.reshape(ops.d, -1), out)
         return from_digits(out.reshape(ops.d, rows, cols), field.limbs)
-

@@ -8,8 +8,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from ...field import modulus_info
 from ...arith import ModOps, automorphism_tables
+from ...field import modulus_info
 from ..interface import RnsOps
 
 U64 = np.uint64
@@ -117,12 +117,12 @@ class NumpyRnsOps(RnsOps):
         width = max(256, min(n, _BLOCK_WORDS // max(len(src), len(dst))))
         for m in range(flat.shape[0]):
             for c in range(0, n, width):
-                v = self.mul_scalar(flat[m, :, c:c + width], q_hat_inv, src)
+                v = self.mul_scalar(flat[m, :, c : c + width], q_hat_inv, src)
                 acc = None
                 for i, (w, w_shoup) in enumerate(per_src):
-                    term = ops.mul_shoup(v[i:i + 1], w, w_shoup)  # v_i < q_i may exceed p_j: Shoup takes any word
+                    term = ops.mul_shoup(v[i : i + 1], w, w_shoup)  # v_i < q_i may exceed p_j: Shoup takes any word
                     acc = term if acc is None else ops.add(acc, term)
-                out[m, :, c:c + width] = acc
+                out[m, :, c : c + width] = acc
         return out.reshape(lead + (len(dst), n))
 
     def centered_lift(self, x, m, moduli):
@@ -174,8 +174,8 @@ class NumpyRnsOps(RnsOps):
         todo = np.arange(count)
         while todo.size:
             words = _secure_words(2 * todo.size)
-            u1 = ((words[: todo.size] >> U64(11)).astype(np.float64) + 1.0) * 2.0 ** -53  # (0, 1]
-            u2 = (words[todo.size:] >> U64(11)).astype(np.float64) * 2.0 ** -53
+            u1 = ((words[: todo.size] >> U64(11)).astype(np.float64) + 1.0) * 2.0**-53  # (0, 1]
+            u2 = (words[todo.size :] >> U64(11)).astype(np.float64) * 2.0**-53
             z = np.rint(float(sigma) * np.sqrt(-2.0 * np.log(u1)) * np.cos(2.0 * np.pi * u2))
             keep = np.abs(z) <= bound
             out[todo[keep]] = z[keep].astype(np.int64)

@@ -53,7 +53,6 @@ def _prebuilt(path: str, device: int):
 
     import cupy
 
-
     meta = json.loads(pathlib.Path(path + ".json").read_text())
     if meta.get("sources") != source_digest():
         warnings.warn(f"{path} was built from other kernel sources; compiling at run time instead", stacklevel=3)
@@ -88,8 +87,13 @@ def prebuilt_status(path) -> dict:
     if not path.is_file() or not meta_path.is_file():
         return {"path": str(path), "present": False}
     meta = json.loads(meta_path.read_text())
-    return {"path": str(path), "present": True, "arch": meta.get("arch"), "kernels": len(meta.get("kernels", {})),
-            "matches_sources": meta.get("sources") == source_digest()}
+    return {
+        "path": str(path),
+        "present": True,
+        "arch": meta.get("arch"),
+        "kernels": len(meta.get("kernels", {})),
+        "matches_sources": meta.get("sources") == source_digest(),
+    }
 
 
 def load_module(filename: str, defines: tuple[tuple[str, str], ...] = (), name_expressions=None):
@@ -115,8 +119,9 @@ def load_module(filename: str, defines: tuple[tuple[str, str], ...] = (), name_e
         if module is None:
             source = (kernel_dir() / filename).read_text()
             options = COMPILE_OPTIONS + (f"-I{kernel_dir()}",) + tuple(f"-D{k}={v}" for k, v in defines)
-            module = cupy.RawModule(code=source, options=options,
-                                    name_expressions=list(name_expressions) if name_expressions else None)
+            module = cupy.RawModule(
+                code=source, options=options, name_expressions=list(name_expressions) if name_expressions else None
+            )
             module.compile()
             _MODULES[key] = module
     return module

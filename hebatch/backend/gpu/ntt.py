@@ -16,6 +16,7 @@ from ..interface import WordNTT
 from ..kernels import WORD_BITS, arith_name, elementwise_blocks, modconst_rows
 from .loader import load_module
 
+
 def modconst_table(plan, idx) -> np.ndarray:
     """struct ModConst rows of the plan's limbs idx."""
     return modconst_rows([plan.moduli[i] for i in idx])
@@ -70,8 +71,14 @@ class CupyBackend(WordNTT):
         for idx, _ in groups:  # limbs of different reduction kinds run as separate batches
             sel = list(idx)
             part = xp.empty((x.shape[0], len(sel), x.shape[2]), dtype=x.dtype)
-            self._run_group(xp.ascontiguousarray(x[:, sel, :]),
-                            None if in2 is None else xp.ascontiguousarray(in2[:, sel, :]), part, plan, idx, inverse)
+            self._run_group(
+                xp.ascontiguousarray(x[:, sel, :]),
+                None if in2 is None else xp.ascontiguousarray(in2[:, sel, :]),
+                part,
+                plan,
+                idx,
+                inverse,
+            )
             result[:, sel, :] = part
         return result
 
@@ -90,15 +97,38 @@ class CupyBackend(WordNTT):
                 sub = d["sub"]
                 c_p, alpha, beta, gamma, delta = t["exponent"]
                 scalars = (
-                    np.int64(rows), np.int64(plan.n), np.int32(limbs), np.int64(g["d_i"]), np.int64(g["d_o"]),
-                    np.int64(g["digit_d"]), np.int64(g["digit_m"]), np.int32(g["log_do"]), consts,
-                    sub, np.int64(sub.shape[1]), np.int32(g["s0"]), np.int32(g["use_h"]),
-                    d.get("z_high", sub), d.get("z_low", sub), np.int64(_width(t["z_high"])),
-                    np.int64(_width(t["z_low"])), np.int32(t["z_bits"]), np.int64(t["z_mask"]),
-                    np.int64(c_p), np.int32(alpha), np.int32(beta), np.int32(gamma), np.int32(delta),
-                    d.get("post_high", sub), d.get("post_low", sub), np.int64(_width(t["post_high"])),
-                    np.int64(_width(t["post_low"])), np.int32(t["post_bits"]), np.int64(t["post_mask"]),
-                    np.int32(t["post_by_output"]), np.int32(g["keep_positions"]),
+                    np.int64(rows),
+                    np.int64(plan.n),
+                    np.int32(limbs),
+                    np.int64(g["d_i"]),
+                    np.int64(g["d_o"]),
+                    np.int64(g["digit_d"]),
+                    np.int64(g["digit_m"]),
+                    np.int32(g["log_do"]),
+                    consts,
+                    sub,
+                    np.int64(sub.shape[1]),
+                    np.int32(g["s0"]),
+                    np.int32(g["use_h"]),
+                    d.get("z_high", sub),
+                    d.get("z_low", sub),
+                    np.int64(_width(t["z_high"])),
+                    np.int64(_width(t["z_low"])),
+                    np.int32(t["z_bits"]),
+                    np.int64(t["z_mask"]),
+                    np.int64(c_p),
+                    np.int32(alpha),
+                    np.int32(beta),
+                    np.int32(gamma),
+                    np.int32(delta),
+                    d.get("post_high", sub),
+                    d.get("post_low", sub),
+                    np.int64(_width(t["post_high"])),
+                    np.int64(_width(t["post_low"])),
+                    np.int32(t["post_bits"]),
+                    np.int64(t["post_mask"]),
+                    np.int32(t["post_by_output"]),
+                    np.int32(g["keep_positions"]),
                 )
                 kernel = module.get_function(ln.name)
                 if ln.smem > 48 * 1024:
@@ -148,10 +178,15 @@ class CupyBackend(WordNTT):
             host = NumpyBackend().twiddle_grid_mul(x.get(), modulus, root, row0, col0, row_step, col_step)
             result[...] = xp.asarray(host)
             return result
+
         def build():
             high, low, bits = power_lookup(modulus, root, log_order)
-            return (xp.asarray(with_companions(modulus, high, 64)), xp.asarray(with_companions(modulus, low, 64)),
-                    bits, xp.asarray(modconst_rows([modulus]).view(np.uint8)))
+            return (
+                xp.asarray(with_companions(modulus, high, 64)),
+                xp.asarray(with_companions(modulus, low, 64)),
+                bits,
+                xp.asarray(modconst_rows([modulus]).view(np.uint8)),
+            )
 
         high, low, bits, consts = TABLES.get(xp.cuda.Device().id, ("ntt", "twiddle-grid", modulus, root), build)
         order = 1 << log_order
@@ -160,10 +195,27 @@ class CupyBackend(WordNTT):
         itemsize = x.dtype.itemsize
         target = result if result.flags.c_contiguous else xp.empty((rows, cols), dtype=np.uint64)
         blocks = elementwise_blocks(rows * cols, 256, xp.cuda.Device().id)
-        kernel((blocks,), (256,), (x, target, np.int64(rows), np.int64(cols), np.int64(x.strides[0] // itemsize),
-                                   np.int64(x.strides[1] // itemsize), np.uint64(row0 % order),
-                                   np.uint64(row_step % order), np.uint64(col0 % order), np.uint64(col_step % order),
-                                   np.uint64(order - 1), np.int32(bits), high, low, consts))
+        kernel(
+            (blocks,),
+            (256,),
+            (
+                x,
+                target,
+                np.int64(rows),
+                np.int64(cols),
+                np.int64(x.strides[0] // itemsize),
+                np.int64(x.strides[1] // itemsize),
+                np.uint64(row0 % order),
+                np.uint64(row_step % order),
+                np.uint64(col0 % order),
+                np.uint64(col_step % order),
+                np.uint64(order - 1),
+                np.int32(bits),
+                high,
+                low,
+                consts,
+            ),
+        )
         if target is not result:
             result[...] = target
         return result
@@ -182,9 +234,21 @@ class CupyBackend(WordNTT):
             kernel = load_module("ntt.cu", name_expressions=(name,)).get_function(name)
             limbs, n = len(sel), a.shape[2]
             blocks = elementwise_blocks(batch * limbs * n, 256, xp.cuda.Device().id)
-            kernel((blocks,), (256,), (pa, pb, part, np.int64(batch * limbs), np.int64(n), np.int32(limbs),
-                                       np.int64(pa.shape[0] * limbs), np.int64(pb.shape[0] * limbs),
-                                       self._consts(plan, idx)))
+            kernel(
+                (blocks,),
+                (256,),
+                (
+                    pa,
+                    pb,
+                    part,
+                    np.int64(batch * limbs),
+                    np.int64(n),
+                    np.int32(limbs),
+                    np.int64(pa.shape[0] * limbs),
+                    np.int64(pb.shape[0] * limbs),
+                    self._consts(plan, idx),
+                ),
+            )
             if part is not result:
                 result[:, sel, :] = part
         return result

@@ -23,8 +23,8 @@ import numpy as np
 
 from ...field import BLS12_377_FR, BLS12_381_FR, BN254_FR, PrimeField
 from ..cache import TABLES, instance_tokens
-from ..kernels import elementwise_blocks
 from ..interface import FieldNTT
+from ..kernels import elementwise_blocks
 from .loader import load_module
 
 FIELD_STRUCTS = {BN254_FR.p: "BN254Fr", BLS12_381_FR.p: "BLS12_381Fr", BLS12_377_FR.p: "BLS12_377Fr"}
@@ -45,6 +45,7 @@ _TOKENS = instance_tokens()
 
 
 # -- plans (free of CuPy, checked on the CPU) ------------------------------------------------------
+
 
 def pass_sizes(log_n: int) -> list[int]:
     """Stages per pass: the first entry is the pass over contiguous groups (up to 11 stages), the
@@ -82,8 +83,9 @@ class Pass:
         return (32 << self.log_k) << self.log_c
 
 
-def plan_passes(log_n: int, batch: int, dit: bool, scale: bool,
-                direct_max_log: int = DIRECT_TWIDDLE_MAX_LOG) -> list[Pass]:
+def plan_passes(
+    log_n: int, batch: int, dit: bool, scale: bool, direct_max_log: int = DIRECT_TWIDDLE_MAX_LOG
+) -> list[Pass]:
     """The passes of one DIF (dit=False: top bits first) or DIT (low bits first) transform; passes with
     4-step twiddles over M <= 2^direct_max_log read them from a direct table."""
     sizes = pass_sizes(log_n)
@@ -106,8 +108,18 @@ def plan_passes(log_n: int, batch: int, dit: bool, scale: bool,
         lanes = batch << (log_n - k)
         log_c = min(LOG_BLOCK - k, max(0, (lanes - 1).bit_length()))
         grid = -(-lanes // (1 << log_c))
-        passes.append(Pass(dit, k, low, log_c, grid, scale and twiddled is None and index == len(spans) - 1,
-                           scale and index == twiddled, 0 < low and low + k <= direct_max_log))
+        passes.append(
+            Pass(
+                dit,
+                k,
+                low,
+                log_c,
+                grid,
+                scale and twiddled is None and index == len(spans) - 1,
+                scale and index == twiddled,
+                0 < low and low + k <= direct_max_log,
+            )
+        )
     return passes
 
 
@@ -123,6 +135,7 @@ def mont_mul_count(log_n: int, batch: int, inverse: bool, direct_max_log: int = 
 
 
 # -- host-side tables (Python ints) ------------------------------------------------------------------
+
 
 def montgomery_limbs(field: PrimeField, values) -> np.ndarray:
     """(len(values), 4) uint64: each v R mod p as little-endian limbs."""
@@ -170,10 +183,13 @@ def direct_twiddle_table(field: PrimeField, root: int, log_n: int, log_k: int, l
 def sub_table(field: PrimeField, root: int, log_n: int):
     """w^(e n / K_top) for e < K_top / 2, K_top = min(n, 2^11): the twiddles of every in-block stage."""
     log_ktop = min(log_n, LOG_BLOCK)
-    return montgomery_limbs(field, powers(root, max(1, (1 << log_ktop) // 2), field.p, 1 << (log_n - log_ktop))), log_ktop
+    return montgomery_limbs(
+        field, powers(root, max(1, (1 << log_ktop) // 2), field.p, 1 << (log_n - log_ktop))
+    ), log_ktop
 
 
 # -- the engine ---------------------------------------------------------------------------------------
+
 
 class CupyFieldNTT(FieldNTT):
     """Field NTTs on CuPy arrays x of shape (batch, n, 4) uint64, standard form, entries < p, for
@@ -256,10 +272,18 @@ class CupyFieldNTT(FieldNTT):
 
     def _load(self, field):
         s = FIELD_STRUCTS[field.p]
-        names = (f"ntt256_pass<{s},false>", f"ntt256_pass<{s},true>", f"scale_by_powers256<{s}>",
-                 f"field_ops256<{s}>", "bitrev_permute256", f"twiddle_grid256<{s}>")
+        names = (
+            f"ntt256_pass<{s},false>",
+            f"ntt256_pass<{s},true>",
+            f"scale_by_powers256<{s}>",
+            f"field_ops256<{s}>",
+            "bitrev_permute256",
+            f"twiddle_grid256<{s}>",
+        )
         module = load_module("ntt256.cu", defines=self.defines, name_expressions=names)
-        kernels = {key: module.get_function(nm) for key, nm in zip(("dif", "dit", "scale", "ops", "bitrev", "grid"), names)}
+        kernels = {
+            key: module.get_function(nm) for key, nm in zip(("dif", "dit", "scale", "ops", "bitrev", "grid"), names)
+        }
         for key in ("dif", "dit"):  # blocks of 2^11 elements: 64 KiB of dynamic shared memory
             kernels[key].max_dynamic_shared_size_bytes = 32 << LOG_BLOCK
         return kernels
@@ -269,15 +293,22 @@ class CupyFieldNTT(FieldNTT):
 
     def _ntt_tables(self, field, root, log_n):
         """Device tables of one (field, n, root): in-block twiddles, two-level 4-step twiddles, n^-1."""
+
         def build():
             xp = self.xp
             sub, log_ktop = sub_table(field, root, log_n)
             low, high, bits = power_tables(field, root, log_n)
             n_inv = pow(1 << log_n, -1, field.p)
             high_n_inv = montgomery_limbs(field, powers(root, 1 << (log_n - bits), field.p, 1 << bits, n_inv))
-            return dict(sub=xp.asarray(sub), log_ktop=log_ktop, low=xp.asarray(low), high=xp.asarray(high),
-                        high_n_inv=xp.asarray(high_n_inv), bits=bits,
-                        n_inv=xp.asarray(montgomery_limbs(field, [n_inv])))
+            return dict(
+                sub=xp.asarray(sub),
+                log_ktop=log_ktop,
+                low=xp.asarray(low),
+                high=xp.asarray(high),
+                high_n_inv=xp.asarray(high_n_inv),
+                bits=bits,
+                n_inv=xp.asarray(montgomery_limbs(field, [n_inv])),
+            )
 
         return self._cached(("ntt", field.p, log_n, root), build)
 
@@ -299,15 +330,33 @@ class CupyFieldNTT(FieldNTT):
             low = high = self._direct_table(field, root, log_n, p.log_k, p.log_low, p.scale_in_twiddle)
         else:
             low, high = t["low"], t["high_n_inv"] if p.scale_in_twiddle else t["high"]
-        kernel((p.grid,), (THREADS,),
-               (src, out, np.int64(batch << (log_n - p.log_k)), np.int32(log_n), np.int32(p.log_k),
-                np.int32(p.log_low), np.int32(p.log_c), t["sub"], np.int32(t["log_ktop"]), low, high,
-                np.int32(t["bits"]), t["n_inv"], np.int32(1 if p.scale else 0), np.int32(1 if p.direct_twiddles else 0)),
-               shared_mem=p.smem)
+        kernel(
+            (p.grid,),
+            (THREADS,),
+            (
+                src,
+                out,
+                np.int64(batch << (log_n - p.log_k)),
+                np.int32(log_n),
+                np.int32(p.log_k),
+                np.int32(p.log_low),
+                np.int32(p.log_c),
+                t["sub"],
+                np.int32(t["log_ktop"]),
+                low,
+                high,
+                np.int32(t["bits"]),
+                t["n_inv"],
+                np.int32(1 if p.scale else 0),
+                np.int32(1 if p.direct_twiddles else 0),
+            ),
+            shared_mem=p.smem,
+        )
 
     def _direct_table(self, field, root, log_n, log_k, log_low, scaled):
         """direct_twiddle_table built on the device: factor R (the Montgomery form of factor, held as a
         standard-form value) times root^((u 2^shift) r) over the (u, r) grid by the twiddle-grid kernel."""
+
         def build():
             factor = pow(1 << log_n, -1, field.p) if scaled else 1
             ones = self.xp.empty((1 << log_k, 1 << log_low, LIMBS), dtype=np.uint64)
@@ -321,8 +370,7 @@ class CupyFieldNTT(FieldNTT):
         batch, n, _ = src.shape
         total = batch * n
         blocks = elementwise_blocks(total, THREADS, self.xp.cuda.Device().id)
-        self._module(field)["bitrev"]((blocks,), (THREADS,),
-                                      (src, out, np.int64(total), np.int32(n.bit_length() - 1)))
+        self._module(field)["bitrev"]((blocks,), (THREADS,), (src, out, np.int64(total), np.int32(n.bit_length() - 1)))
 
     def _transform(self, x, field, root, input_order, output_order, inverse):
         self._check(x, field)
@@ -384,12 +432,12 @@ class CupyFieldNTT(FieldNTT):
         low, high, bits = self._cached(("powers", field.p, log_n, base), build)
         total = batch * n
         blocks = elementwise_blocks(total, THREADS, self.xp.cuda.Device().id)
-        self._module(field)["scale"]((blocks,), (THREADS,), (x, out, np.int64(total), np.int32(log_n), low, high,
-                                                              np.int32(bits)))
+        self._module(field)["scale"](
+            (blocks,), (THREADS,), (x, out, np.int64(total), np.int32(log_n), low, high, np.int32(bits))
+        )
         return out
 
-    def twiddle_grid(self, x, field: PrimeField, root: int, row0: int, col0: int, row_step: int = 1,
-                     col_step: int = 1):
+    def twiddle_grid(self, x, field: PrimeField, root: int, row0: int, col0: int, row_step: int = 1, col_step: int = 1):
         """x[i, j] * root^((row0 + row_step i)(col0 + col_step j)) for x of shape (rows, cols, 4): the
         twiddle step of a 4-step transform on one block of its matrix. On the GPU for roots of power-of-two
         order (exponents reduced mod the order), else on the host through the CPU engine."""
@@ -423,9 +471,24 @@ class CupyFieldNTT(FieldNTT):
             low, high, bits = self._cached(("powers", field.p, log_order, root), build)
             order = 1 << log_order
             blocks = elementwise_blocks(rows * cols, THREADS, self.xp.cuda.Device().id)
-            self._module(field)["grid"]((blocks,), (THREADS,), (
-                x, out, np.int64(rows), np.int64(cols), np.uint64(row0 % order), np.uint64(row_step % order),
-                np.uint64(col0 % order), np.uint64(col_step % order), np.uint64(order - 1), low, high, np.int32(bits)))
+            self._module(field)["grid"](
+                (blocks,),
+                (THREADS,),
+                (
+                    x,
+                    out,
+                    np.int64(rows),
+                    np.int64(cols),
+                    np.uint64(row0 % order),
+                    np.uint64(row_step % order),
+                    np.uint64(col0 % order),
+                    np.uint64(col_step % order),
+                    np.uint64(order - 1),
+                    low,
+                    high,
+                    np.int32(bits),
+                ),
+            )
             return out
 
     def field_ops(self, a, b, field: PrimeField):
@@ -439,6 +502,7 @@ class CupyFieldNTT(FieldNTT):
         out = xp.empty((3, count, LIMBS), dtype=np.uint64)
         r2 = xp.asarray(np.array([field.R2_limbs], dtype=np.uint64))  # mont_mul(a b R^-1, R^2) = a b
         blocks = elementwise_blocks(count, THREADS, self.xp.cuda.Device().id)
-        self._module(field)["ops"]((blocks,), (THREADS,), (self._aligned(a), self._aligned(b), r2, out,
-                                                            np.int64(count)))
+        self._module(field)["ops"](
+            (blocks,), (THREADS,), (self._aligned(a), self._aligned(b), r2, out, np.int64(count))
+        )
         return out[0], out[1], out[2]

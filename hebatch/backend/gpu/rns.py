@@ -21,9 +21,9 @@ import numpy as np
 
 from ...device import device_properties
 from ...field import modulus_info
-from ..kernels import MODCONST_DTYPE
 from ..cache import TABLES, instance_tokens
 from ..interface import RnsOps
+from ..kernels import MODCONST_DTYPE
 
 # Launch geometry of the element-wise RNS kernels. Tuned on an NVIDIA H100 80GB HBM3 on 2026-11-23 with
 # benchmarks/bfv_bench.py: the small-launch rule before benchmarks/results/bfv-H100-80GB-HBM3-2026-11-23.json,
@@ -187,8 +187,9 @@ class CupyRnsOps(RnsOps):
         try:
             shape = np.broadcast_shapes(*(x.shape for _, x in operands))
         except ValueError:
-            raise ValueError("operands " + ", ".join(f"{nm} {x.shape}" for nm, x in operands)
-                             + " do not broadcast together") from None
+            raise ValueError(
+                "operands " + ", ".join(f"{nm} {x.shape}" for nm, x in operands) + " do not broadcast together"
+            ) from None
         n = shape[-1]
         for nm, x in operands:
             if x.shape[-1] != n:
@@ -259,8 +260,11 @@ class CupyRnsOps(RnsOps):
                 return plan
 
         def build():
-            return planner(kernel, names, arrays, moduli, dtype) if dtype != np.uint64 else \
-                planner(kernel, names, arrays, moduli)
+            return (
+                planner(kernel, names, arrays, moduli, dtype)
+                if dtype != np.uint64
+                else planner(kernel, names, arrays, moduli)
+            )
 
         return build() if key is None else self._cached(("plan",) + key, build)
 
@@ -303,8 +307,9 @@ class CupyRnsOps(RnsOps):
             scalars = (int(scalars),) * len(moduli)
         elif type(scalars) is not tuple:
             scalars = tuple(scalars)
-        shape, layout, tail, grid, block = self._planned(("rns_mul_scalar", scalars), ("a",), (a,), moduli,
-                                                         self._plan_scalar)
+        shape, layout, tail, grid, block = self._planned(
+            ("rns_mul_scalar", scalars), ("a",), (a,), moduli, self._plan_scalar
+        )
         out = self.xp.empty(shape, dtype=np.uint64)
         if out.size:
             self._function("rns_mul_scalar")(grid, block, (out, *self._bind(a, layout[0]), *tail))
@@ -378,8 +383,12 @@ class CupyRnsOps(RnsOps):
         n = x.shape[-1]
         batch = math.prod(lead)
         out = self.xp.empty(lead + (dst_limbs, n), dtype=np.uint64)
-        self._launch(kernel, batch, n,
-                     (out, x, bs, np.int64(batch), np.int32(src_limbs), np.int32(dst_limbs), np.int64(n), *tables))
+        self._launch(
+            kernel,
+            batch,
+            n,
+            (out, x, bs, np.int64(batch), np.int32(src_limbs), np.int32(dst_limbs), np.int64(n), *tables),
+        )
         return out
 
     # -- fused steps (overrides of RnsOps' generic compositions) -------------------------------------
@@ -401,9 +410,9 @@ class CupyRnsOps(RnsOps):
             if extent != 1 and stride != expected:
                 ok = False
             expected *= extent
-        axes = [(e, st) for e, st in zip(lead, x.strides[:len(lead)]) if e != 1]
+        axes = [(e, st) for e, st in zip(lead, x.strides[: len(lead)]) if e != 1]
         bs = axes[-1][1] if axes else item_size * isz
-        for (e0, s0), (e1, s1) in zip(axes, axes[1:]):
+        for (_e0, s0), (e1, s1) in zip(axes, axes[1:]):
             if s0 != s1 * e1:
                 ok = False
         if not ok or bs < 0 or bs % isz:
@@ -413,6 +422,7 @@ class CupyRnsOps(RnsOps):
 
     def _uploaded(self, key, build):
         """Device copies of the host tables build() returns (a tuple of arrays and scalars), cached."""
+
         def upload():
             return tuple(self.xp.asarray(v) if isinstance(v, np.ndarray) else v for v in build())
 
@@ -441,9 +451,26 @@ class CupyRnsOps(RnsOps):
         key = self.xp.ascontiguousarray(key)
         batch = math.prod(lead)
         out = self.xp.empty(lead + (parts, limbs, n), dtype=np.uint64)
-        self._launch("rns_inner_product", batch * limbs, n,
-                     (out, x, bs, np.int64(limbs * n), key, np.int32(digits),
-                      np.int32(parts), np.int64(batch), np.int32(limbs), np.int64(n), consts, ratios, r128))
+        self._launch(
+            "rns_inner_product",
+            batch * limbs,
+            n,
+            (
+                out,
+                x,
+                bs,
+                np.int64(limbs * n),
+                key,
+                np.int32(digits),
+                np.int32(parts),
+                np.int64(batch),
+                np.int32(limbs),
+                np.int64(n),
+                consts,
+                ratios,
+                r128,
+            ),
+        )
         return out
 
     def mod_down(self, x, moduli, special, add=None):
@@ -468,10 +495,26 @@ class CupyRnsOps(RnsOps):
         (p_inv,) = self._uploaded(("mod_down", moduli, special), build)
         batch = math.prod(lead)
         out = self.xp.empty(lead + (limbs, n), dtype=np.uint64)
-        self._launch("rns_mod_down", batch * limbs, n,
-                     (out, x, x_bs, add if add is not None else x, add_bs if add is not None else np.int64(0),
-                      np.int32(add is not None), np.uint64(special), p_inv, np.int64(batch), np.int32(limbs),
-                      np.int64(n), consts, ratios))
+        self._launch(
+            "rns_mod_down",
+            batch * limbs,
+            n,
+            (
+                out,
+                x,
+                x_bs,
+                add if add is not None else x,
+                add_bs if add is not None else np.int64(0),
+                np.int32(add is not None),
+                np.uint64(special),
+                p_inv,
+                np.int64(batch),
+                np.int32(limbs),
+                np.int64(n),
+                consts,
+                ratios,
+            ),
+        )
         return out
 
     def tensor(self, a, b, moduli):
@@ -479,15 +522,19 @@ class CupyRnsOps(RnsOps):
         moduli = _check_moduli(moduli)
         limbs = len(moduli)
         a, lead, a_bs = self._items(a, "a", 3, limbs)
-        b, b_lead, b_bs = self._items(b, "b", 3, limbs)
+        b, _b_lead, b_bs = self._items(b, "b", 3, limbs)
         if a.shape != b.shape or a.shape[-3] != 2:
             raise ValueError(f"a and b must both have shape (..., 2, L, n); got {a.shape} and {b.shape}")
         consts, _, _ = self._modulus_tables(moduli)
         n = a.shape[-1]
         batch = math.prod(lead)
         out = self.xp.empty(lead + (3, limbs, n), dtype=np.uint64)
-        self._launch("rns_tensor", batch * limbs, n,
-                     (out, a, a_bs, b, b_bs, np.int64(batch), np.int32(limbs), np.int64(n), consts))
+        self._launch(
+            "rns_tensor",
+            batch * limbs,
+            n,
+            (out, a, a_bs, b, b_bs, np.int64(batch), np.int32(limbs), np.int64(n), consts),
+        )
         return out
 
     @staticmethod
@@ -514,12 +561,22 @@ class CupyRnsOps(RnsOps):
             big_q, qhat_inv, src_c, factors, dst_c, dst_r, dst_r128 = self._conversion_rows(q, bsk + (m_tilde,))
             src_w = _shoup_rows([m_tilde * v for v in qhat_inv], q)
             neg = _shoup_rows([(-pow(big_q, -1, m_tilde)) % m_tilde], (m_tilde,))[0]
-            return (src_c, src_w, dst_c, dst_r, dst_r128, factors, np.uint64(neg[0]), np.uint64(neg[1]),
-                    np.array([big_q % b for b in bsk], dtype=np.uint64),
-                    _shoup_rows([pow(m_tilde, -1, b) for b in bsk], bsk))
+            return (
+                src_c,
+                src_w,
+                dst_c,
+                dst_r,
+                dst_r128,
+                factors,
+                np.uint64(neg[0]),
+                np.uint64(neg[1]),
+                np.array([big_q % b for b in bsk], dtype=np.uint64),
+                _shoup_rows([pow(m_tilde, -1, b) for b in bsk], bsk),
+            )
 
-        return self._conversion("rns_behz_extend", x, len(q), len(bsk),
-                                self._uploaded(("behz_extend", q, bsk, m_tilde), build))
+        return self._conversion(
+            "rns_behz_extend", x, len(q), len(bsk), self._uploaded(("behz_extend", q, bsk, m_tilde), build)
+        )
 
     def behz_floor(self, d_q, d_bsk, t, q, bsk):
         """BEHZ fast floor (t d_bsk - FastBConv(t d_q)) * Q^-1 into B_sk in one kernel."""
@@ -528,8 +585,16 @@ class CupyRnsOps(RnsOps):
 
         def build():
             big_q, qhat_inv, src_c, factors, dst_c, dst_r, dst_r128 = self._conversion_rows(q, bsk)
-            return (src_c, _shoup_rows([t * v for v in qhat_inv], q), dst_c, dst_r, dst_r128, factors,
-                    _shoup_rows([t] * len(bsk), bsk), _shoup_rows([pow(big_q, -1, b) for b in bsk], bsk))
+            return (
+                src_c,
+                _shoup_rows([t * v for v in qhat_inv], q),
+                dst_c,
+                dst_r,
+                dst_r128,
+                factors,
+                _shoup_rows([t] * len(bsk), bsk),
+                _shoup_rows([pow(big_q, -1, b) for b in bsk], bsk),
+            )
 
         tables = self._uploaded(("behz_floor", q, bsk, t), build)
         d_q, lead, dq_bs = self._items(d_q, "d_q", 2, len(q))
@@ -539,9 +604,23 @@ class CupyRnsOps(RnsOps):
         n = d_q.shape[-1]
         batch = math.prod(lead)
         out = self.xp.empty(lead + (len(bsk), n), dtype=np.uint64)
-        self._launch("rns_behz_floor", batch, n,
-                     (out, d_q, dq_bs, d_bsk, db_bs, np.int64(batch), np.int32(len(q)), np.int32(len(bsk)),
-                      np.int64(n), *tables))
+        self._launch(
+            "rns_behz_floor",
+            batch,
+            n,
+            (
+                out,
+                d_q,
+                dq_bs,
+                d_bsk,
+                db_bs,
+                np.int64(batch),
+                np.int32(len(q)),
+                np.int32(len(bsk)),
+                np.int64(n),
+                *tables,
+            ),
+        )
         return out
 
     def behz_sk(self, x, base_b, m_sk, q):
@@ -552,12 +631,27 @@ class CupyRnsOps(RnsOps):
         def build():
             m_b, inv, src_c, factors, dst_c, dst_r, dst_r128 = self._conversion_rows(base_b, q + (m_sk,))
             w = _shoup_rows([pow(m_b, -1, m_sk)], (m_sk,))[0]
-            return (src_c, _shoup_rows(inv, base_b), dst_c, dst_r, dst_r128, factors, np.uint64(w[0]),
-                    np.uint64(w[1]), np.array([m_b % p for p in q], dtype=np.uint64))
+            return (
+                src_c,
+                _shoup_rows(inv, base_b),
+                dst_c,
+                dst_r,
+                dst_r128,
+                factors,
+                np.uint64(w[0]),
+                np.uint64(w[1]),
+                np.array([m_b % p for p in q], dtype=np.uint64),
+            )
 
         # the kernel's source count is |B|; x holds B and m_sk
-        return self._conversion("rns_behz_sk", x, len(base_b), len(q),
-                                self._uploaded(("behz_sk", base_b, m_sk, q), build), x_limbs=len(base_b) + 1)
+        return self._conversion(
+            "rns_behz_sk",
+            x,
+            len(base_b),
+            len(q),
+            self._uploaded(("behz_sk", base_b, m_sk, q), build),
+            x_limbs=len(base_b) + 1,
+        )
 
     def automorphism(self, x, galois_elt, moduli, ntt_form):
         """x(X) -> x(X^g) in Z_q[X]/(X^n + 1): coefficients (signed permutation) or NTT values (permutation)."""
@@ -599,9 +693,21 @@ class CupyRnsOps(RnsOps):
         consts, ratios, _ = self._modulus_tables(moduli)
         out = self.xp.empty(shape, dtype=np.uint64)
         batch, limbs, n = math.prod(shape[:-2]), shape[-2], shape[-1]
-        self._launch("rns_random_uniform", batch * limbs, n,
-                     (out, np.int64(batch), np.int32(limbs), np.int64(n), consts, ratios, np.uint64(self._key),
-                      self._next_counter()))
+        self._launch(
+            "rns_random_uniform",
+            batch * limbs,
+            n,
+            (
+                out,
+                np.int64(batch),
+                np.int32(limbs),
+                np.int64(n),
+                consts,
+                ratios,
+                np.uint64(self._key),
+                self._next_counter(),
+            ),
+        )
         return out
 
     def _flat_random(self, kernel, shape, extra=()):
@@ -613,8 +719,9 @@ class CupyRnsOps(RnsOps):
         if count:
             block = BLOCK
             grid = (min(-(-count // block), 1 << 20),)
-            self._function(kernel)(grid, (block,), (out, np.int64(count), *extra, np.uint64(self._key),
-                                                    self._next_counter()))
+            self._function(kernel)(
+                grid, (block,), (out, np.int64(count), *extra, np.uint64(self._key), self._next_counter())
+            )
         return out
 
     def random_ternary(self, shape):
