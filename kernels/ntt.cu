@@ -15,13 +15,65 @@
 //    stores bit-reversed positions, so again the result is in natural order.
 // The inverse runs the same passes with inverse-root tables; the last pass multiplies by a post
 // factor (n^-1, and psi^-j for negacyclic transforms).
+#include "launch.cuh"
 #include "modarith.cuh"
 
+// Threads per block at most (the launch plans' limit, passed by the loader from hebatch/backend/kernels.py;
+// the default serves builds without it, and tests/test_kernel_boundary.py checks that the two agree).
+#ifndef NTT_MAX_THREADS
+#define NTT_MAX_THREADS 1024
+#endif
+static_assert(NTT_MAX_THREADS >= 32 && NTT_MAX_THREADS <= 1024 && (NTT_MAX_THREADS & (NTT_MAX_THREADS - 1)) == 0,
+              "NTT_MAX_THREADS: a power of two of at most 1024 threads");
+
+// The enums below mirror LANE_MODES and TABLE_MODES of hebatch/backend/kernels.py (checked by
+// tests/test_kernel_boundary.py); their values appear in the kernels' template arguments.
 enum LaneMode {
     LANES_ALONG_I = 0,    // lanes are consecutive columns i (in-place passes)
     LANES_ALONG_O = 1,    // lanes step o by `digit_d`; output base = o / d + m * (o % d) (4-step last pass)
     LANES_ALONG_ROW = 2,  // lanes are consecutive rows (one-pass transforms of small n)
     LANES_BITREV = 3,     // lanes are o = bitrev(consecutive); output base = the consecutive value (merge last pass)
+};
+
+// How a pass gets a power of a root: not at all, from one lookup table, or as the product of two (high, low).
+enum TableMode {
+    TABLES_NONE = 0,
+    TABLES_ONE = 1,
+    TABLES_TWO = 2,
+};
+
+// The parameters of one ntt_pass launch (NTT_PASS_PARAMS of hebatch/backend/kernels.py, field by field).
+// Tables are stacked per limb: limb l's entries start at l * stride.
+template <class Tw>
+struct NttPassParams {
+    const ModConst* consts;  // one row per limb
+    const Tw* tw;            // sub-transform twiddles (merge layout)
+    const Tw* zh;            // store twiddles zeta^E: high and low tables (TW_MODE)
+    const Tw* zl;
+    const Tw* ph;            // post factors of the last pass: high and low tables (POST_MODE)
+    const Tw* pl;
+    long long rows, n;         // rows of n elements; row r uses limb r % limbs
+    long long d_i, d_o;        // extents of i and o in the [o][p][i] view of a row
+    long long digit_d, digit_m;  // LANES_ALONG_O: output base o / d + m (o % d)
+    long long tw_stride, z_stride_h, z_stride_l, p_stride_h, p_stride_l;
+    long long z_mask, c_p;     // E = c_p (alpha k + beta)(gamma i + delta) & z_mask
+    long long p_mask;          // post factor index j: high[j >> p_bits] low[j & p_mask]
+    int limbs, log_do;         // log_do: LANES_BITREV's bits of o
+    int s0, use_h;             // merge passes: first stage, whether o's bits select the table entries
+    int z_bits, alpha, beta, gamma, delta;
+    int p_bits, post_by_output;  // post factor index: the output position (1) or k (0)
+    int keep_positions;        // merge non-last passes: store at the positions of the in-place transform
+};
+
+// The parameters of twiddle_grid (TWIDDLE_GRID_PARAMS of hebatch/backend/kernels.py).
+template <class Tw>
+struct TwiddleGridParams {
+    const Tw* high;
+    const Tw* low;
+    const ModConst* consts;
+    long long rows, cols, x_row_stride, x_col_stride;
+    u64 row0, row_step, col0, col_step, mask;
+    int bits;
 };
 
 // Bank-conflict-avoiding placement of 64/32-bit words: XOR the low nibble with the higher nibbles.
@@ -97,14 +149,25 @@ template <class A, int LOG_NP, int LOG_LANES, int LOG_R, int LANE_MODE, bool LAS
 __global__ void __launch_bounds__((1 << (LOG_NP + LOG_LANES - LOG_R)),
                                   NTT_MIN_BLOCKS(1 << (LOG_NP + LOG_LANES - LOG_R)))
     ntt_pass(const typename A::T* __restrict__ in, const typename A::T* __restrict__ in2,
-             typename A::T* __restrict__ out, long long rows, long long n, int limbs, long long d_i,
-             long long d_o, long long digit_d, long long digit_m, int log_do, const ModConst* __restrict__ consts,
-             const typename A::Tw* __restrict__ tw, long long tw_stride, int s0, int use_h,
-             const typename A::Tw* __restrict__ zh, const typename A::Tw* __restrict__ zl, long long z_stride_h,
-             long long z_stride_l, int z_bits, long long z_mask, long long c_p, int alpha, int beta, int gamma,
-             int delta, const typename A::Tw* __restrict__ ph, const typename A::Tw* __restrict__ pl,
-             long long p_stride_h, long long p_stride_l, int p_bits, long long p_mask, int post_by_output,
-             int keep_positions) {
+             typename A::T* __restrict__ out, KERNEL_PARAMS NttPassParams<typename A::Tw> prm) {
+    static_assert((1 << (LOG_NP + LOG_LANES - LOG_R)) <= NTT_MAX_THREADS, "more threads than a block may have");
+    static_assert(LANE_MODE >= LANES_ALONG_I && LANE_MODE <= LANES_BITREV, "LANE_MODE: one of enum LaneMode");
+    static_assert(TW_MODE >= TABLES_NONE && TW_MODE <= TABLES_TWO && POST_MODE >= TABLES_NONE &&
+                      POST_MODE <= TABLES_TWO,
+                  "TW_MODE, POST_MODE: one of enum TableMode");
+    const long long rows = prm.rows, n = prm.n, d_i = prm.d_i, d_o = prm.d_o, digit_d = prm.digit_d,
+                    digit_m = prm.digit_m, tw_stride = prm.tw_stride, z_stride_h = prm.z_stride_h,
+                    z_stride_l = prm.z_stride_l, z_mask = prm.z_mask, c_p = prm.c_p, p_stride_h = prm.p_stride_h,
+                    p_stride_l = prm.p_stride_l, p_mask = prm.p_mask;
+    const int limbs = prm.limbs, log_do = prm.log_do, s0 = prm.s0, use_h = prm.use_h, z_bits = prm.z_bits,
+              alpha = prm.alpha, beta = prm.beta, gamma = prm.gamma, delta = prm.delta, p_bits = prm.p_bits,
+              post_by_output = prm.post_by_output, keep_positions = prm.keep_positions;
+    const ModConst* __restrict__ consts = prm.consts;
+    const typename A::Tw* __restrict__ tw = prm.tw;
+    const typename A::Tw* __restrict__ zh = prm.zh;
+    const typename A::Tw* __restrict__ zl = prm.zl;
+    const typename A::Tw* __restrict__ ph = prm.ph;
+    const typename A::Tw* __restrict__ pl = prm.pl;
     typedef typename A::T T;
     typedef typename A::Tw Tw;
     constexpr int NP = 1 << LOG_NP;
@@ -174,34 +237,43 @@ __global__ void __launch_bounds__((1 << (LOG_NP + LOG_LANES - LOG_R)),
     if (!active) return;
 
     // ---- store: element e sits at p = bitrev_G(tg) * R + e and holds sub-output k = bitrev_R(e) * G + tg ----
+    // The store loop is written once per value of its run-time switch (post_by_output in a last pass,
+    // keep_positions otherwise), so that no select stays in the unrolled loop.
+    auto store = [&](auto by_position) {
+        constexpr bool BY_POSITION = decltype(by_position)::value;
 #pragma unroll
-    for (int e = 0; e < R; ++e) {
-        const int ebr = (int)(__brev((u32)e) >> (32 - LOG_R));
-        const long long k = ((long long)ebr << LOG_G) | tg;
-        T v = x[e];
-        if (TW_MODE != 0) {
-            // E = c_p (alpha k + beta)(gamma i + delta) mod N_z; N_z is a power of two, so wrapping u64 is exact
-            const u64 ex = (u64)c_p * ((u64)alpha * (u64)k + (u64)beta) * ((u64)gamma * (u64)i + (u64)delta) &
-                           (u64)z_mask;
-            if (TW_MODE == 2) v = arith.mul_tw(v, zh[limb * z_stride_h + (ex >> z_bits)]);
-            v = arith.mul_tw(v, zl[limb * z_stride_l + (ex & ((1ull << z_bits) - 1))]);
-        }
-        if (LAST) {
-            const long long stride = n >> LOG_NP;
-            const long long addr = out_base + k * stride;
-            if (POST_MODE != 0) {
-                const long long jpost = post_by_output ? addr - row * n : k;
-                if (POST_MODE == 2) v = arith.mul_tw(v, ph[limb * p_stride_h + (jpost >> p_bits)]);
-                v = arith.mul_tw(v, pl[limb * p_stride_l + (jpost & p_mask)]);
+        for (int e = 0; e < R; ++e) {
+            const int ebr = (int)(__brev((u32)e) >> (32 - LOG_R));
+            const long long k = ((long long)ebr << LOG_G) | tg;
+            T v = x[e];
+            if (TW_MODE != TABLES_NONE) {
+                // E = c_p (alpha k + beta)(gamma i + delta) mod N_z; N_z is a power of two, so wrapping u64 is exact
+                const u64 ex = (u64)c_p * ((u64)alpha * (u64)k + (u64)beta) * ((u64)gamma * (u64)i + (u64)delta) &
+                               (u64)z_mask;
+                if (TW_MODE == TABLES_TWO) v = arith.mul_tw(v, zh[limb * z_stride_h + (ex >> z_bits)]);
+                v = arith.mul_tw(v, zl[limb * z_stride_l + (ex & ((1ull << z_bits) - 1))]);
             }
-            out[addr] = arith.reduce(v);
-        } else if (keep_positions) {  // merge: the next pass continues the same in-place transform
-            const int g_last = LOG_G > 0 ? (int)(__brev((u32)tg) >> (32 - LOG_G)) : 0;
-            out[out_base + ((long long)((g_last << LOG_R) | e)) * d_i] = v;
-        } else {
-            out[out_base + k * d_i] = v;
+            if (LAST) {
+                const long long stride = n >> LOG_NP;
+                const long long addr = out_base + k * stride;
+                if (POST_MODE != TABLES_NONE) {
+                    const long long jpost = BY_POSITION ? addr - row * n : k;  // post_by_output
+                    if (POST_MODE == TABLES_TWO) v = arith.mul_tw(v, ph[limb * p_stride_h + (jpost >> p_bits)]);
+                    v = arith.mul_tw(v, pl[limb * p_stride_l + (jpost & p_mask)]);
+                }
+                out[addr] = arith.reduce(v);
+            } else if (BY_POSITION) {  // keep_positions: the next (merge) pass continues the same in-place transform
+                const int g_last = LOG_G > 0 ? (int)(__brev((u32)tg) >> (32 - LOG_G)) : 0;
+                out[out_base + ((long long)((g_last << LOG_R) | e)) * d_i] = v;
+            } else {
+                out[out_base + k * d_i] = v;
+            }
         }
-    }
+    };
+    if (LAST ? post_by_output : keep_positions)
+        store(Bool<true>());
+    else
+        store(Bool<false>());
 }
 
 // Pointwise product per limb: c = a * b mod q, with a's or b's batch broadcast when its row count is 1.
@@ -227,10 +299,14 @@ __global__ void pointwise_mul(const typename A::T* __restrict__ a, const typenam
 // 4-step transform spread over several devices, on one block of its matrix). Offsets and steps
 // arrive reduced mod N; N divides 2^64, so wrapping 64-bit products keep E exact.
 template <class A>
-__global__ void twiddle_grid(const typename A::T* __restrict__ x, typename A::T* __restrict__ y, long long rows,
-                             long long cols, long long x_row_stride, long long x_col_stride, u64 row0, u64 row_step,
-                             u64 col0, u64 col_step, u64 mask, int bits, const typename A::Tw* __restrict__ high,
-                             const typename A::Tw* __restrict__ low, const ModConst* __restrict__ consts) {
+__global__ void twiddle_grid(const typename A::T* __restrict__ x, typename A::T* __restrict__ y,
+                             KERNEL_PARAMS TwiddleGridParams<typename A::Tw> prm) {
+    const long long rows = prm.rows, cols = prm.cols, x_row_stride = prm.x_row_stride, x_col_stride = prm.x_col_stride;
+    const u64 row0 = prm.row0, row_step = prm.row_step, col0 = prm.col0, col_step = prm.col_step, mask = prm.mask;
+    const int bits = prm.bits;
+    const typename A::Tw* __restrict__ high = prm.high;
+    const typename A::Tw* __restrict__ low = prm.low;
+    const ModConst* __restrict__ consts = prm.consts;
     const A arith(consts[0]);
     const long long total = rows * cols;
     for (long long idx = blockIdx.x * (long long)blockDim.x + threadIdx.x; idx < total;

@@ -16,9 +16,40 @@
 // Inverse transforms get n^-1 from a 4-step twiddle table pre-multiplied by it (host side: one pass reads
 // that table), or, for one-pass sizes, from the optional factor applied on the stores (use_scale).
 #include "field256.cuh"
+#include "launch.cuh"
 
-#define NTT256_LOG_BLOCK 11  // elements per block: 2^11 (64 KiB of shared memory)
+// Threads per block, and elements per block of ntt256_pass at most: passed by the loader from
+// hebatch/backend/kernels.py; the defaults serve builds without them, and tests/test_kernel_boundary.py
+// checks that the two agree.
+#ifndef NTT256_THREADS
 #define NTT256_THREADS 256
+#endif
+#ifndef NTT256_LOG_BLOCK
+#define NTT256_LOG_BLOCK 11
+#endif
+static_assert(NTT256_THREADS >= 32 && NTT256_THREADS <= 1024 && (NTT256_THREADS & (NTT256_THREADS - 1)) == 0,
+              "NTT256_THREADS: a power of two of at most 1024 threads");
+static_assert(NTT256_LOG_BLOCK >= 1 && (32 << NTT256_LOG_BLOCK) <= 64 * 1024,
+              "NTT256_LOG_BLOCK: a block's elements (32 bytes each) within 64 KiB of shared memory");
+
+// The parameters of one ntt256_pass launch (NTT256_PASS_PARAMS of hebatch/backend/kernels.py, field by field).
+struct Ntt256PassParams {
+    const Fe* sub_tw;   // in-block twiddles w^(e n / K_top), K_top = 2^log_ktop
+    const Fe* tw_low;   // 4-step twiddles: the direct table (tw_direct), else the low and high sqrt(n) tables
+    const Fe* tw_high;
+    const Fe* scale;    // the factor of the stores (use_scale)
+    long long total_lanes;  // independent sub-transforms of the batch
+    int log_n, log_k, log_low, log_c, log_ktop, tw_bits, use_scale, tw_direct;
+};
+
+// The parameters of twiddle_grid256 (GRID256_PARAMS of hebatch/backend/kernels.py).
+struct Grid256Params {
+    const Fe* low;
+    const Fe* high;
+    long long rows, cols;
+    u64 row0, row_step, col0, col_step, mask;
+    int bits;
+};
 
 // w^e from the two-level table, as a Montgomery-form multiplier.
 template <class F>
@@ -52,10 +83,15 @@ __device__ __forceinline__ Fe four_step_twiddle(long long r, int t, int log_k, i
 // 3 blocks of 64 KiB share an SM (228 KiB); the register cap of 3 blocks (85 a thread) keeps registers from
 // lowering that.
 template <class F, bool DIT>
-__global__ void __launch_bounds__(NTT256_THREADS, 3) ntt256_pass(
-    const Fe* __restrict__ in, Fe* __restrict__ out, long long total_lanes, int log_n, int log_k, int log_low,
-    int log_c, const Fe* __restrict__ sub_tw, int log_ktop, const Fe* __restrict__ tw_low,
-    const Fe* __restrict__ tw_high, int tw_bits, const Fe* __restrict__ scale, int use_scale, int tw_direct) {
+__global__ void __launch_bounds__(NTT256_THREADS, 3)
+    ntt256_pass(const Fe* __restrict__ in, Fe* __restrict__ out, KERNEL_PARAMS Ntt256PassParams prm) {
+    const long long total_lanes = prm.total_lanes;
+    const int log_n = prm.log_n, log_k = prm.log_k, log_low = prm.log_low, log_c = prm.log_c,
+              log_ktop = prm.log_ktop, tw_bits = prm.tw_bits, use_scale = prm.use_scale, tw_direct = prm.tw_direct;
+    const Fe* __restrict__ sub_tw = prm.sub_tw;
+    const Fe* __restrict__ tw_low = prm.tw_low;
+    const Fe* __restrict__ tw_high = prm.tw_high;
+    const Fe* __restrict__ scale = prm.scale;
     extern __shared__ __align__(32) unsigned char smem_raw[];
     const PDigits<F> pd = load_p_digits<F>();
     Fe* sm = reinterpret_cast<Fe*>(smem_raw);
@@ -65,27 +101,35 @@ __global__ void __launch_bounds__(NTT256_THREADS, 3) ntt256_pass(
     const int tw_shift = log_n - log_low - log_k;  // exponent of w_M in powers of w: n / M
 
     // loads: consecutive threads take consecutive r (contiguous in memory) where there are low bits,
-    // consecutive t otherwise (then t is the contiguous index)
-    for (int e = threadIdx.x; e < E; e += NTT256_THREADS) {
-        int c, t;
-        if (log_low == 0) {
-            t = e & (K - 1);
-            c = e >> log_k;
-        } else {
-            c = e & (C - 1);
-            t = e >> log_c;
+    // consecutive t otherwise (then t is the contiguous index). The DIF's loop (no twiddles) is written once
+    // per mapping.
+    auto load = [&](auto contiguous_t) {
+        constexpr bool KNOWN = decltype(contiguous_t)::value;  // log_low == 0 known at compile time
+        for (int e = threadIdx.x; e < E; e += NTT256_THREADS) {
+            int c, t;
+            if (KNOWN || log_low == 0) {
+                t = e & (K - 1);
+                c = e >> log_k;
+            } else {
+                c = e & (C - 1);
+                t = e >> log_c;
+            }
+            const long long f = lane0 + c;
+            if (f < total_lanes) {
+                const long long r = f & low_mask;
+                const long long addr = ((f >> log_low) << (log_low + log_k)) + ((long long)t << log_low) + r;
+                Fe v = in[addr];
+                if (DIT && !KNOWN && log_low > 0)
+                    v = mont_mul<F>(v, four_step_twiddle<F>(r, t, log_k, log_low, tw_shift, tw_low, tw_high, tw_bits,
+                                                            tw_direct, pd), pd);
+                sm[c * K + t] = v;
+            }
         }
-        const long long f = lane0 + c;
-        if (f < total_lanes) {
-            const long long r = f & low_mask;
-            const long long addr = ((f >> log_low) << (log_low + log_k)) + ((long long)t << log_low) + r;
-            Fe v = in[addr];
-            if (DIT && log_low > 0)
-                v = mont_mul<F>(v, four_step_twiddle<F>(r, t, log_k, log_low, tw_shift, tw_low, tw_high, tw_bits,
-                                                        tw_direct, pd), pd);
-            sm[c * K + t] = v;
-        }
-    }
+    };
+    if (!DIT && log_low == 0)
+        load(Bool<true>());
+    else
+        load(Bool<false>());
     __syncthreads();
 
     // stages: half-size h = K/2 .. 1 (DIF) or 1 .. K/2 (DIT); butterfly j of a group uses w_K^(j K / 2h),
@@ -173,9 +217,12 @@ __global__ void scale_by_powers256(const Fe* __restrict__ in, Fe* __restrict__ o
 // order N (N divides 2^64, so wrapping 64-bit products keep E exact; mask = N - 1): the twiddle step of a
 // 4-step transform spread over devices, on one block of its matrix. x and y are (rows, cols) elements.
 template <class F>
-__global__ void twiddle_grid256(const Fe* __restrict__ x, Fe* __restrict__ y, long long rows, long long cols,
-                                u64 row0, u64 row_step, u64 col0, u64 col_step, u64 mask, const Fe* __restrict__ low,
-                                const Fe* __restrict__ high, int bits) {
+__global__ void twiddle_grid256(const Fe* __restrict__ x, Fe* __restrict__ y, KERNEL_PARAMS Grid256Params prm) {
+    const long long rows = prm.rows, cols = prm.cols;
+    const u64 row0 = prm.row0, row_step = prm.row_step, col0 = prm.col0, col_step = prm.col_step, mask = prm.mask;
+    const int bits = prm.bits;
+    const Fe* __restrict__ low = prm.low;
+    const Fe* __restrict__ high = prm.high;
     const long long total = rows * cols;
     for (long long idx = blockIdx.x * (long long)blockDim.x + threadIdx.x; idx < total;
          idx += (long long)gridDim.x * blockDim.x) {
@@ -200,18 +247,15 @@ __global__ void field_ops256(const Fe* __restrict__ a, const Fe* __restrict__ b,
     }
 }
 
-// Explicit instantiations for nvcc builds (NVRTC compiles only what the name expressions ask for).
-#define NTT256_INSTANTIATE(F)                                                                                  \
-    template __global__ void ntt256_pass<F, false>(const Fe*, Fe*, long long, int, int, int, int, const Fe*, int, \
-                                                   const Fe*, const Fe*, int, const Fe*, int, int);             \
-    template __global__ void ntt256_pass<F, true>(const Fe*, Fe*, long long, int, int, int, int, const Fe*, int,  \
-                                                  const Fe*, const Fe*, int, const Fe*, int, int);              \
-    template __global__ void scale_by_powers256<F>(const Fe*, Fe*, long long, int, const Fe*, const Fe*, int);  \
-    template __global__ void field_ops256<F>(const Fe*, const Fe*, const Fe*, Fe*, long long);                 \
-    template __global__ void twiddle_grid256<F>(const Fe*, Fe*, long long, long long, u64, u64, u64, u64, u64,  \
-                                                const Fe*, const Fe*, int);
+// Instantiations for nvcc builds (NVRTC compiles only what the name expressions ask for): taking a kernel's
+// address instantiates it.
 #ifndef __CUDACC_RTC__
+#define NTT256_INSTANTIATE(F)                                                                                  \
+    extern void* const ntt256_kernels_##F[] = {(void*)&ntt256_pass<F, false>, (void*)&ntt256_pass<F, true>,   \
+                                        (void*)&scale_by_powers256<F>, (void*)&field_ops256<F>,                \
+                                        (void*)&twiddle_grid256<F>};
 NTT256_INSTANTIATE(BN254Fr)
 NTT256_INSTANTIATE(BLS12_381Fr)
 NTT256_INSTANTIATE(BLS12_377Fr)
+#undef NTT256_INSTANTIATE
 #endif

@@ -2,6 +2,10 @@
 and index arithmetic on a CPU. It mirrors the kernel line by line (vectorised over all threads of
 the grid) and asserts what the kernel relies on: no two threads of a block write one shared-memory
 word, every word read was written, and no two threads write one output element.
+
+Like the kernel, the model reads every parameter from the launch's struct NttPassParams, built by the
+GPU backend's own `pass_params` (tables by their addresses), so a value put in the wrong field gives
+wrong results here.
 """
 
 from __future__ import annotations
@@ -9,8 +13,8 @@ from __future__ import annotations
 import numpy as np
 
 from hebatch import arith as na
-from hebatch.backend.gpu.ntt import modconst_table
-from hebatch.backend.kernels import LANE_MODES, WORD_BITS
+from hebatch.backend.gpu.ntt import modconst_table, pass_params
+from hebatch.backend.kernels import LANE_MODES, TABLE_MODES, WORD_BITS, address
 
 U64 = np.uint64
 M32 = U64(0xFFFFFFFF)
@@ -85,9 +89,19 @@ class Arith:
         return np.where(r >= self.q, r - self.q, r)
 
 
-def emulate_pass(ln, src, in2, dst, rows, n, limbs, consts, t, arith_kind):
+def emulate_pass(ln, src, in2, dst, prm, memory, arith_kind):
+    """One launch of ntt_pass: parameters from the struct `prm`, tables looked up by address in `memory`."""
     _a_kind, log_np, log_lanes, log_r, mode, last, tw_mode, post_mode, fuse = ln.template
-    g = ln.scalars
+    rows, n, limbs = int(prm["rows"]), int(prm["n"]), int(prm["limbs"])
+    d_i, d_o, digit_d, digit_m = (int(prm[k]) for k in ("d_i", "d_o", "digit_d", "digit_m"))
+    log_do, s0, use_h = int(prm["log_do"]), int(prm["s0"]), int(prm["use_h"])
+    consts = memory[int(prm["consts"])]
+
+    def table(name, stride):  # a stacked table (limbs, width, 2) read at its address with the struct's stride
+        flat = memory[int(prm[name])].reshape(-1, 2)
+        width = int(prm[stride]) if stride else flat.shape[0] // limbs
+        return flat[: limbs * width].reshape(limbs, width, 2) if width else flat[:0].reshape(limbs, 0, 2)
+
     NP, LANES, R = 1 << log_np, 1 << log_lanes, 1 << log_r
     LOG_G = log_np - log_r
     steps = -(-log_np // log_r)
@@ -98,7 +112,6 @@ def emulate_pass(ln, src, in2, dst, rows, n, limbs, consts, t, arith_kind):
     lane, tg = tid & (LANES - 1), tid >> log_lanes
     active = np.ones(T, dtype=bool)
     i = np.zeros(T, dtype=np.int64)
-    d_i, d_o = g["d_i"], g["d_o"]
     if mode == LANE_MODES["row"]:
         row = blk * LANES + lane
         active = row < rows
@@ -115,22 +128,22 @@ def emulate_pass(ln, src, in2, dst, rows, n, limbs, consts, t, arith_kind):
             i = (tt - o * tiles_i) * LANES + lane
             out_base = row * n + o * NP * d_i + i
         elif mode == LANE_MODES["o"]:
-            dd = g["digit_d"]
+            dd = digit_d
             blocks_d = tt // dd
             rem = tt - blocks_d * dd
             o = (blocks_d * LANES + lane) * dd + rem
-            out_base = row * n + o // dd + g["digit_m"] * (o % dd)
+            out_base = row * n + o // dd + digit_m * (o % dd)
         else:
             v = tt * LANES + lane
-            o = bitrev(v, g["log_do"]) if g["log_do"] else np.zeros(T, dtype=np.int64)
+            o = bitrev(v, log_do) if log_do else np.zeros(T, dtype=np.int64)
             out_base = row * n + v
     assert (row < rows).all()
     in_base = row * n + o * NP * d_i + i
     limb = row % limbs
     q = consts["q"][limb].astype(U64)
     ar = Arith(arith_kind, q, consts["mu"][limb].astype(U64), consts["m"][limb].astype(U64))
-    sub = t["sub"]
-    h_prefix = o if g["use_h"] else np.zeros(T, dtype=np.int64)
+    sub = table("tw", "tw_stride")
+    h_prefix = o if use_h else np.zeros(T, dtype=np.int64)
 
     x = []
     for e in range(R):
@@ -168,7 +181,7 @@ def emulate_pass(ln, src, in2, dst, rows, n, limbs, consts, t, arith_kind):
             st = s + u
             for b in range(R // 2):
                 j, e = b // half, (b // half) * 2 * half + (b % half)
-                idx = (1 << (g["s0"] + st)) | (h_prefix << st) | (g_hi << u) | j
+                idx = (1 << (s0 + st)) | (h_prefix << st) | (g_hi << u) | j
                 assert (idx < sub.shape[1]).all()
                 w, wq = sub[limb, idx, 0].astype(U64), sub[limb, idx, 1].astype(U64)
                 x[e], x[e + half] = ar.ct(x[e], x[e + half], w, wq)
@@ -177,24 +190,25 @@ def emulate_pass(ln, src, in2, dst, rows, n, limbs, consts, t, arith_kind):
         k = (bitrev(e, log_r) << LOG_G) | tg
         v = x[e]
         if tw_mode:
-            c_p, alpha, beta, gamma, delta = t["exponent"]
-            ex = (c_p * (alpha * k + beta) * (gamma * i + delta)) & t["z_mask"]
-            if tw_mode == 2:
-                zh = t["z_high"][limb, ex >> t["z_bits"]]
+            c_p, alpha, beta, gamma, delta = (int(prm[f]) for f in ("c_p", "alpha", "beta", "gamma", "delta"))
+            ex = (c_p * (alpha * k + beta) * (gamma * i + delta)) & int(prm["z_mask"])
+            z_bits = int(prm["z_bits"])
+            if tw_mode == TABLE_MODES["two"]:
+                zh = table("zh", "z_stride_h")[limb, ex >> z_bits]
                 v = ar.mul_tw(v, zh[:, 0].astype(U64), zh[:, 1].astype(U64))
-            zl = t["z_low"][limb, ex & ((1 << t["z_bits"]) - 1)]
+            zl = table("zl", "z_stride_l")[limb, ex & ((1 << z_bits) - 1)]
             v = ar.mul_tw(v, zl[:, 0].astype(U64), zl[:, 1].astype(U64))
         if last:
             addr = out_base + k * (n >> log_np)
             if post_mode:
-                jp = addr - row * n if t["post_by_output"] else k
-                if post_mode == 2:
-                    ph = t["post_high"][limb, jp >> t["post_bits"]]
+                jp = addr - row * n if prm["post_by_output"] else k
+                if post_mode == TABLE_MODES["two"]:
+                    ph = table("ph", "p_stride_h")[limb, jp >> int(prm["p_bits"])]
                     v = ar.mul_tw(v, ph[:, 0].astype(U64), ph[:, 1].astype(U64))
-                pl = t["post_low"][limb, jp & t["post_mask"]]
+                pl = table("pl", "p_stride_l")[limb, jp & int(prm["p_mask"])]
                 v = ar.mul_tw(v, pl[:, 0].astype(U64), pl[:, 1].astype(U64))
             v = ar.reduce(v)
-        elif g["keep_positions"]:
+        elif prm["keep_positions"]:
             g_last = bitrev(tg, LOG_G) if LOG_G > 0 else np.zeros(T, dtype=np.int64)
             addr = out_base + ((g_last << log_r) | e) * d_i
         else:
@@ -212,6 +226,9 @@ def emulate_transform(plan, x3, inverse, in2=None, idx=None):
     tables = plan.gpu_pass_tables(idx, inverse, word_bits)
     launches = plan.gpu_launches(idx, tables, rows, word_bits, fuse=in2 is not None)
     consts = modconst_table(plan, idx)
+    # the host tables stand in for the device ones: the struct holds their addresses
+    device = [{k: np.ascontiguousarray(v) for k, v in t.items() if isinstance(v, np.ndarray)} for t in tables]
+    memory = {address(a): a for a in [consts] + [a for d in device for a in d.values()]}
     buffers = {
         "x": x3.reshape(-1).copy(),
         "out": np.zeros(x3.size, dtype=x3.dtype),
@@ -219,16 +236,6 @@ def emulate_transform(plan, x3, inverse, in2=None, idx=None):
     }
     flat2 = None if in2 is None else in2.reshape(-1)
     for ln in launches:
-        emulate_pass(
-            ln,
-            buffers[ln.src],
-            flat2,
-            buffers[ln.dst],
-            rows,
-            plan.n,
-            limbs,
-            consts,
-            tables[ln.pass_index],
-            ln.template[0],
-        )
+        prm = pass_params(ln, tables[ln.pass_index], device[ln.pass_index], consts, rows, plan.n, limbs)[0]
+        emulate_pass(ln, buffers[ln.src], flat2, buffers[ln.dst], prm, memory, ln.template[0])
     return buffers["out"].reshape(x3.shape), launches

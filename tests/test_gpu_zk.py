@@ -13,16 +13,15 @@ import pytest
 
 import hebatch as hb
 from hebatch.backend.gpu.loader import kernel_dir
-from hebatch.backend.gpu.ntt256 import (
-    DIRECT_TWIDDLE_MAX_LOG,
-    FIELD_STRUCTS,
-    LOG_BLOCK,
-    direct_twiddle_table,
-    mont_mul_count,
-    pass_sizes,
-    plan_passes,
-)
+from hebatch.backend.gpu.ntt256 import FIELD_STRUCTS, direct_twiddle_table
+from hebatch.backend.kernels import NTT256_LOG_BLOCK as LOG_BLOCK
 from hebatch.field import BLS12_377_FR, BLS12_381_FR, BN254_FR
+from hebatch.ntt.launch import FIELD_DIRECT_TWIDDLE_MAX_LOG as DIRECT_TWIDDLE_MAX_LOG
+from hebatch.ntt.launch import field_pass_sizes as pass_sizes
+from hebatch.ntt.launch import field_passes as plan_passes
+from hebatch.ntt.launch import mont_mul_count
+
+from .field_plans import Planned
 
 FIELDS = [BN254_FR, BLS12_381_FR, BLS12_377_FR]
 ORDER_PAIRS = [("natural", "natural"), ("natural", "bitrev"), ("bitrev", "natural"), ("bitrev", "bitrev")]
@@ -126,7 +125,7 @@ def engines(cp):
     from hebatch.backend.cpu.ntt256 import NumpyFieldNTT
     from hebatch.backend.gpu.ntt256 import CupyFieldNTT
 
-    return NumpyFieldNTT(), CupyFieldNTT()
+    return NumpyFieldNTT(), Planned(CupyFieldNTT())
 
 
 @gpu
@@ -136,7 +135,7 @@ def test_gpu_field_ops_match_python_ints(cp, engines, field, variant):
     """mulmod, add and sub alone, for both multiplications (PTX 32-bit digits, portable 64-bit words)."""
     from hebatch.backend.gpu.ntt256 import CupyFieldNTT
 
-    engine = engines[1] if variant == "ptx" else CupyFieldNTT(defines=(("FIELD256_U128", "1"),))
+    engine = engines[1] if variant == "ptx" else Planned(CupyFieldNTT(defines=(("FIELD256_U128", "1"),)))
     rng = np.random.default_rng()
     p = field.p
     edge = [0, 1, 2, p - 1, p - 2, (p - 1) // 2, (p + 1) // 2, 2**64 - 1, 2**64, 2**192, p - 2**64]
@@ -156,7 +155,7 @@ def test_gpu_direct_and_two_level_twiddles_match_cpu(cp, engines, field):
     from hebatch.backend.gpu.ntt256 import CupyFieldNTT
 
     cpu, direct = engines
-    two_level = CupyFieldNTT(direct_twiddle_max_log=0)
+    two_level = Planned(CupyFieldNTT(), direct_max_log=0)
     rng = np.random.default_rng()
     for log_n in (12, 16, 18):
         n = 1 << log_n
@@ -168,7 +167,7 @@ def test_gpu_direct_and_two_level_twiddles_match_cpu(cp, engines, field):
                 want = (cpu.inverse if inverse else cpu.forward)(x, field, w, inp, outp)
                 for engine in (direct, two_level):
                     got = (engine.inverse if inverse else engine.forward)(xg, field, w, inp, outp).get()
-                    assert (got == want).all(), (field.name, log_n, inp, outp, inverse, engine.direct_twiddle_max_log)
+                    assert (got == want).all(), (field.name, log_n, inp, outp, inverse, engine.options)
 
 
 @gpu

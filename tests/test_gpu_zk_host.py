@@ -1,6 +1,7 @@
 """CupyFieldNTT's host side on a CPU: a stand-in for CuPy whose kernels are Python models of
-kernels/ntt256.cu (same arguments in the same order, tables read back from their Montgomery limbs), so the
-launch arguments, the tables and the buffer flow of every order and direction are checked without a GPU."""
+kernels/ntt256.cu (the same arguments, parameter structs read field by field, tables read back from their
+Montgomery limbs at the addresses the structs hold), so the launch arguments, the tables and the buffer
+flow of every order and direction are checked without a GPU."""
 
 import sys
 import types
@@ -10,9 +11,12 @@ import pytest
 
 from hebatch.backend.cpu.ntt256 import NumpyFieldNTT
 from hebatch.backend.gpu import ntt256 as gpu_zk
+from hebatch.backend.kernels import GRID256_PARAMS, NTT256_PASS_PARAMS
 from hebatch.field import BLS12_377_FR, BLS12_381_FR, BN254_FR
+from hebatch.ntt.launch import FIELD_DIRECT_TWIDDLE_MAX_LOG
 
-from .fake_cupy import FakeArray, fake_cupy
+from .fake_cupy import FakeArray, at, fake_cupy
+from .field_plans import Planned
 
 FIELDS = {f.p: f for f in (BN254_FR, BLS12_381_FR, BLS12_377_FR)}
 ORDER_PAIRS = [("natural", "natural"), ("natural", "bitrev"), ("bitrev", "natural"), ("bitrev", "bitrev")]
@@ -47,28 +51,16 @@ class Kernel:
         assert block == (gpu_zk.THREADS,) and grid[0] >= 1 and shared_mem <= self.max_dynamic_shared_size_bytes
         getattr(self, self.name.split("<")[0])(grid[0], shared_mem, *args)
 
-    def ntt256_pass(
-        self,
-        grid,
-        smem,
-        src,
-        out,
-        lanes,
-        log_n,
-        log_k,
-        log_low,
-        log_c,
-        sub,
-        log_ktop,
-        low,
-        high,
-        bits,
-        scale,
-        use_scale,
-        tw_direct,
-    ):
+    def ntt256_pass(self, grid, smem, src, out, prm):
         f, p = self.field, self.field.p
-        log_n, log_k, log_low, log_c, log_ktop, bits = map(int, (log_n, log_k, log_low, log_c, log_ktop, bits))
+        (prm,) = prm
+        assert prm.dtype == NTT256_PASS_PARAMS
+        lanes = int(prm["total_lanes"])
+        log_n, log_k, log_low, log_c, log_ktop, bits = (
+            int(prm[k]) for k in ("log_n", "log_k", "log_low", "log_c", "log_ktop", "tw_bits")
+        )
+        sub, low, high, scale = (at(prm[k]).reshape(-1, 4) for k in ("sub_tw", "tw_low", "tw_high", "scale"))
+        use_scale, tw_direct = int(prm["use_scale"]), int(prm["tw_direct"])
         dit = self.name.endswith("true>")
         assert grid << log_c >= lanes > (grid - 1) << log_c and smem == (32 << log_k) << log_c
         values = ints(f, src)
@@ -81,7 +73,7 @@ class Kernel:
             e = (r * int(format(t, f"0{log_k}b")[::-1], 2)) << shift
             return high_i[e >> bits] * low_i[e & ((1 << bits) - 1)] % p
 
-        for lane in range(int(lanes)):
+        for lane in range(lanes):
             r = lane & ((1 << log_low) - 1)
             addrs = [((lane >> log_low) << (log_low + log_k)) + (t << log_low) + r for t in range(1 << log_k)]
             v = [values[a] for a in addrs]
@@ -127,14 +119,17 @@ class Kernel:
             ],
         )
 
-    def twiddle_grid256(self, grid, smem, x, out, rows, cols, row0, row_step, col0, col_step, mask, low, high, bits):
-        f, bits, cols = self.field, int(bits), int(cols)
-        low_i, high_i = mont_all(f, low), mont_all(f, high)
+    def twiddle_grid256(self, grid, smem, x, out, prm):
+        (prm,) = prm
+        assert prm.dtype == GRID256_PARAMS
+        f, bits, cols, mask = self.field, int(prm["bits"]), int(prm["cols"]), int(prm["mask"])
+        row0, row_step, col0, col_step = (int(prm[k]) for k in ("row0", "row_step", "col0", "col_step"))
+        low_i, high_i = (mont_all(f, at(prm[k]).reshape(-1, 4)) for k in ("low", "high"))
         values = ints(f, x)
         result = []
         for idx, v in enumerate(values):
             i, j = divmod(idx, cols)
-            e = ((int(row0) + int(row_step) * i) * (int(col0) + int(col_step) * j)) & int(mask)
+            e = ((row0 + row_step * i) * (col0 + col_step * j)) & mask
             result.append(v * high_i[e >> bits] * low_i[e & ((1 << bits) - 1)] % f.p)
         put(out, f, result)
 
@@ -152,7 +147,7 @@ class Kernel:
         )
 
 
-@pytest.fixture(params=[gpu_zk.DIRECT_TWIDDLE_MAX_LOG, 0], ids=["direct-twiddles", "two-level-twiddles"])
+@pytest.fixture(params=[FIELD_DIRECT_TWIDDLE_MAX_LOG, 0], ids=["direct-twiddles", "two-level-twiddles"])
 def engine(monkeypatch, request):
     monkeypatch.setitem(sys.modules, "cupy", fake_cupy())
 
@@ -163,7 +158,7 @@ def engine(monkeypatch, request):
         return types.SimpleNamespace(get_function=lambda name: Kernel(name, field))
 
     monkeypatch.setattr(gpu_zk, "load_module", load_module)
-    return gpu_zk.CupyFieldNTT(direct_twiddle_max_log=request.param)
+    return Planned(gpu_zk.CupyFieldNTT(), direct_max_log=request.param)
 
 
 @pytest.mark.parametrize("log_n,batch", [(1, 3), (4, 2), (12, 1)])

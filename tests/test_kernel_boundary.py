@@ -1,61 +1,205 @@
-"""The Python side of the kernel boundary checked against the CUDA sources with a host C++ build:
-struct layouts field by field (offsetof/sizeof) and enum values, so a field or mode out of order
-fails to compile instead of giving wrong numbers."""
+"""The Python side of the kernel boundary checked against the CUDA sources: the parameter structs field by
+field (offsetof/sizeof), the enums value by value and the -D constants, as static_asserts compiled with
+the host C++ compiler and, where installed, nvcc. A field, mode or constant out of order fails to compile
+instead of giving wrong numbers."""
 
-import re
+import shutil
 import subprocess
 
 import numpy as np
 import pytest
 
-from hebatch.backend.gpu.loader import kernel_dir
-from hebatch.backend.kernels import LANE_MODES, MODCONST_DTYPE
+from hebatch.backend.gpu.loader import define_options, kernel_dir
+from hebatch.backend.kernels import (
+    GRID256_PARAMS,
+    KERNEL_DEFINES,
+    LANE_MODES,
+    MODCONST_DTYPE,
+    NTT256_PASS_PARAMS,
+    NTT_PASS_PARAMS,
+    PARAM_STRUCTS,
+    TABLE_MODES,
+    TWIDDLE_GRID_PARAMS,
+    pack,
+)
 
 from .host_kernels import compiler, host_library
 
-pytestmark = pytest.mark.skipif(compiler() is None, reason="needs a C++ compiler")
-
 LANE_ENUM = {"i": "LANES_ALONG_I", "o": "LANES_ALONG_O", "row": "LANES_ALONG_ROW", "bitrev": "LANES_BITREV"}
+TABLE_ENUM = {"none": "TABLES_NONE", "one": "TABLES_ONE", "two": "TABLES_TWO"}
+
+# Enough of CUDA for a host compiler to parse the kernel files (nothing is instantiated or run).
+HOST_PRELUDE = r"""
+struct HostDim3 { unsigned x, y, z; };
+static HostDim3 blockIdx, threadIdx, blockDim, gridDim;
+unsigned char smem_raw[1];
+struct __attribute__((aligned(16))) uint4 { unsigned x, y, z, w; };
+#define __global__
+#define __device__
+#define __shared__
+#define __forceinline__ inline
+#define __align__(n) __attribute__((aligned(n)))
+#define __launch_bounds__(...)
+static inline void __syncthreads() {}
+static inline unsigned __brev(unsigned x) { return x; }
+static inline unsigned long long __brevll(unsigned long long x) { return x; }
+static inline unsigned long long __umul64hi(unsigned long long a, unsigned long long b) { return a * b; }
+static inline unsigned __umulhi(unsigned a, unsigned b) { return a * b; }
+"""
 
 
 def layout_asserts(struct: str, dtype: np.dtype) -> str:
     lines = [f'static_assert(sizeof({struct}) == {dtype.itemsize}, "size of {struct}");']
     for name in dtype.names:
-        lines.append(f'static_assert(offsetof({struct}, {name}) == {dtype.fields[name][1]}, "{struct}.{name}");')
-        lines.append(
-            f"static_assert(sizeof((({struct}*)0)->{name}) == {dtype.fields[name][0].itemsize}, "
-            f'"size of {struct}.{name}");'
-        )
+        kind, offset = dtype.fields[name][:2]
+        lines.append(f'static_assert(offsetof({struct}, {name}) == {offset}, "{struct}.{name}");')
+        lines.append(f'static_assert(sizeof((({struct}*)0)->{name}) == {kind.itemsize}, "size of {struct}.{name}");')
     return "\n".join(lines)
 
 
-def enum_asserts(modes) -> str:
-    source = (kernel_dir() / "ntt.cu").read_text()
-    enum = re.search(r"enum LaneMode \{.*?\};", source, re.S).group(0)
-    checks = [f'static_assert({LANE_ENUM[k]} == {v}, "LaneMode {k}");' for k, v in modes.items()]
-    return enum + "\n" + "\n".join(checks)
+def enum_asserts(enum: str, names: dict, modes: dict) -> str:
+    return "\n".join(f'static_assert({names[k]} == {v}, "{enum} {k}");' for k, v in modes.items())
 
 
-def build(dtype=MODCONST_DTYPE, modes=LANE_MODES):
-    source = '#include <cstddef>\n#include "modarith.cuh"\n' + layout_asserts("ModConst", dtype) + "\n"
-    source += enum_asserts(modes)
-    source += '\nextern "C" int boundary_ok() { return 1; }\n'
-    return host_library(source)
+def boundary_source(structs=None, lane_modes=LANE_MODES, table_modes=TABLE_MODES) -> str:
+    """Asserts of every struct (kernel -> (C++ name, dtype)), enum and define against the kernel files."""
+    structs = PARAM_STRUCTS if structs is None else structs
+    parts = ["#include <cstddef>", '#include "ntt.cu"', '#include "ntt256.cu"']
+    parts.append("typedef NttPassParams<Tw64> NttPassParams64;\ntypedef NttPassParams<Tw32> NttPassParams32;")
+    parts.append("typedef TwiddleGridParams<Tw64> TwiddleGridParams64;")
+    parts.append(layout_asserts("ModConst", MODCONST_DTYPE))
+    for kernel, (struct, dtype) in structs.items():
+        for name in (
+            (f"{struct}64", f"{struct}32")
+            if kernel == "ntt_pass"
+            else ((f"{struct}64",) if kernel == "twiddle_grid" else (struct,))
+        ):
+            parts.append(layout_asserts(name, dtype))
+    parts.append(enum_asserts("LaneMode", LANE_ENUM, lane_modes))
+    parts.append(enum_asserts("TableMode", TABLE_ENUM, table_modes))
+    for filename, defines in KERNEL_DEFINES.items():
+        for macro, value in defines:
+            parts.append(f'static_assert({macro} == {value}, "{macro} of {filename}");')
+    return "\n".join(parts) + '\nextern "C" int boundary_ok() { return 1; }\n'
 
 
-def test_python_definitions_match_the_kernels():
-    assert build().boundary_ok() == 1
+def host_build(source: str, defines=()):
+    return host_library(
+        source,
+        headers=("modarith.cuh", "launch.cuh", "field256.cuh", "ntt.cu", "ntt256.cu"),
+        defines=("FIELD256_HOST_CHAINS",) + tuple(defines),
+        prelude=HOST_PRELUDE,
+    )
 
 
-def test_a_field_out_of_order_fails():
-    swapped = np.dtype([("mu", "<u8"), ("q", "<u8"), ("m", "<u4"), ("pad", "<u4")])
+def nvcc_build(source: str, tmp_path, defines=()):
+    path = tmp_path / "boundary.cu"
+    path.write_text(source)
+    subprocess.run(
+        [
+            "nvcc",
+            "-std=c++17",
+            "-arch=sm_90",
+            f"-I{kernel_dir()}",
+            *defines,
+            "-ptx",
+            "-o",
+            str(tmp_path / "b.ptx"),
+            str(path),
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+
+
+needs_host = pytest.mark.skipif(compiler() is None, reason="needs a C++ compiler")
+needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
+
+
+@needs_host
+def test_python_definitions_match_the_kernels_host_compiler():
+    # defaults of the kernel files (builds without -D) and the loader's -D values both agree with Python
+    assert host_build(boundary_source()).boundary_ok() == 1
+    loader_defines = tuple(f"{k}={v}" for defs in KERNEL_DEFINES.values() for k, v in defs)
+    assert host_build(boundary_source(), loader_defines).boundary_ok() == 1
+
+
+@needs_nvcc
+def test_python_definitions_match_the_kernels_nvcc(tmp_path):
+    nvcc_build(boundary_source(), tmp_path)
+    nvcc_build(boundary_source(), tmp_path, define_options("ntt.cu") + define_options("ntt256.cu"))
+
+
+def swapped(dtype: np.dtype, a: str, b: str) -> np.dtype:
+    """dtype with fields a and b (of one size) in each other's places: the layout an argument out of order has."""
+    names = list(dtype.names)
+    i, j = names.index(a), names.index(b)
+    names[i], names[j] = names[j], names[i]
+    return np.dtype([(n, dtype.fields[n][0]) for n in names], align=True)
+
+
+@needs_host
+@pytest.mark.parametrize(
+    "kernel,a,b",
+    [
+        ("ntt_pass", "d_i", "d_o"),
+        ("ntt_pass", "tw", "zh"),
+        ("ntt_pass", "post_by_output", "keep_positions"),
+        ("twiddle_grid", "row0", "col0"),
+        ("ntt256_pass", "tw_low", "tw_high"),
+        ("ntt256_pass", "log_k", "log_low"),
+        ("twiddle_grid256", "rows", "cols"),
+    ],
+)
+def test_a_field_out_of_order_fails(kernel, a, b):
+    struct, dtype = PARAM_STRUCTS[kernel]
     with pytest.raises(subprocess.CalledProcessError) as err:
-        build(swapped)
+        host_build(boundary_source({kernel: (struct, swapped(dtype, a, b))}))
+    assert f".{a}" in err.value.stderr or f".{b}" in err.value.stderr
+
+
+@needs_host
+def test_a_modconst_field_out_of_order_fails():
+    source = boundary_source().replace(
+        layout_asserts("ModConst", MODCONST_DTYPE), layout_asserts("ModConst", swapped(MODCONST_DTYPE, "q", "mu"))
+    )
+    with pytest.raises(subprocess.CalledProcessError) as err:
+        host_build(source)
     assert "ModConst.mu" in err.value.stderr
 
 
+@needs_host
 def test_a_mode_out_of_order_fails():
-    modes = dict(LANE_MODES, o=LANE_MODES["row"], row=LANE_MODES["o"])
     with pytest.raises(subprocess.CalledProcessError) as err:
-        build(modes=modes)
+        host_build(boundary_source(lane_modes=dict(LANE_MODES, o=LANE_MODES["row"], row=LANE_MODES["o"])))
     assert "LaneMode" in err.value.stderr
+    with pytest.raises(subprocess.CalledProcessError) as err:
+        host_build(boundary_source(table_modes=dict(TABLE_MODES, one=2, two=1)))
+    assert "TableMode" in err.value.stderr
+
+
+@needs_host
+def test_a_constant_the_kernels_cannot_take_fails():
+    with pytest.raises(subprocess.CalledProcessError) as err:
+        host_build(boundary_source(), ("NTT256_THREADS=96", "NTT_MAX_THREADS=2048"))
+    assert "NTT256_THREADS" in err.value.stderr and "NTT_MAX_THREADS" in err.value.stderr
+
+
+def test_pack_fills_fields_by_name_only():
+    tables = np.zeros(8, dtype=np.uint64)
+    values = dict(low=tables, high=tables[2:], rows=3, cols=5, row0=1, row_step=2, col0=3, col_step=4, mask=7, bits=2)
+    (params,) = pack(GRID256_PARAMS, **values)
+    assert params["high"] - params["low"] == 16 and params["rows"] == 3 and params["cols"] == 5
+    with pytest.raises(ValueError, match=r"missing \['bits'\]"):
+        pack(GRID256_PARAMS, **{k: v for k, v in values.items() if k != "bits"})
+    with pytest.raises(ValueError, match=r"unknown \['colls'\]"):
+        pack(GRID256_PARAMS, colls=5, **values)
+    with pytest.raises(ValueError, match="low is a pointer"):
+        pack(GRID256_PARAMS, **dict(values, low=0))
+    with pytest.raises(ValueError, match="rows must be an int"):
+        pack(GRID256_PARAMS, **dict(values, rows=tables))
+    with pytest.raises(ValueError, match="bits = 4294967296 does not fit"):
+        pack(GRID256_PARAMS, **dict(values, bits=1 << 32))
+    for dtype in (NTT_PASS_PARAMS, TWIDDLE_GRID_PARAMS, NTT256_PASS_PARAMS, GRID256_PARAMS):
+        assert dtype.isalignedstruct and dtype.itemsize % 8 == 0

@@ -13,9 +13,12 @@ import pytest
 
 from hebatch.backend.cpu.ntt256 import NumpyFieldNTT
 from hebatch.backend.gpu import ntt256 as gpu_zk
+from hebatch.backend.kernels import KERNEL_DEFINES
 from hebatch.field import BLS12_377_FR, BLS12_381_FR, BN254_FR
+from hebatch.ntt.launch import FIELD_DIRECT_TWIDDLE_MAX_LOG
 
 from .fake_cupy import FakeArray, fake_cupy
+from .field_plans import Planned
 from .host_kernels import _c_arg, compiler, host_library
 
 FIELDS = {f.p: f for f in (BN254_FR, BLS12_381_FR, BLS12_377_FR)}
@@ -71,29 +74,23 @@ static void run_grid(unsigned grid, unsigned block, Body body) {
     pthread_barrier_destroy(&host_block_barrier);
 }
 #define HOST_KERNELS(F, I)                                                                                     \
-    extern "C" void host_pass_##I(unsigned g, unsigned b, int dit, const Fe* in, Fe* out, long long lanes,     \
-                                  int log_n, int log_k, int log_low, int log_c, const Fe* sub, int log_ktop,   \
-                                  const Fe* low, const Fe* high, int bits, const Fe* scale, int use_scale,     \
-                                  int direct) {                                                                \
+    extern "C" void host_pass_##I(unsigned g, unsigned b, int dit, const Fe* in, Fe* out,                      \
+                                  const Ntt256PassParams* prm) {                                               \
+        const Ntt256PassParams p = *prm;                                                                       \
         run_grid(g, b, [=] {                                                                                   \
             if (dit)                                                                                           \
-                ntt256_pass<F, true>(in, out, lanes, log_n, log_k, log_low, log_c, sub, log_ktop, low, high,   \
-                                     bits, scale, use_scale, direct);                                          \
+                ntt256_pass<F, true>(in, out, p);                                                              \
             else                                                                                               \
-                ntt256_pass<F, false>(in, out, lanes, log_n, log_k, log_low, log_c, sub, log_ktop, low, high,  \
-                                      bits, scale, use_scale, direct);                                         \
+                ntt256_pass<F, false>(in, out, p);                                                             \
         });                                                                                                    \
     }                                                                                                          \
     extern "C" void host_scale_##I(unsigned g, unsigned b, const Fe* in, Fe* out, long long total, int log_n,  \
                                    const Fe* low, const Fe* high, int bits) {                                  \
         run_grid(g, b, [=] { scale_by_powers256<F>(in, out, total, log_n, low, high, bits); });                \
     }                                                                                                          \
-    extern "C" void host_grid_##I(unsigned g, unsigned b, const Fe* x, Fe* y, long long rows, long long cols,  \
-                                  u64 row0, u64 row_step, u64 col0, u64 col_step, u64 mask, const Fe* low,     \
-                                  const Fe* high, int bits) {                                                  \
-        run_grid(g, b, [=] {                                                                                   \
-            twiddle_grid256<F>(x, y, rows, cols, row0, row_step, col0, col_step, mask, low, high, bits);       \
-        });                                                                                                    \
+    extern "C" void host_grid_##I(unsigned g, unsigned b, const Fe* x, Fe* y, const Grid256Params* prm) {      \
+        const Grid256Params p = *prm;                                                                          \
+        run_grid(g, b, [=] { twiddle_grid256<F>(x, y, p); });                                                  \
     }                                                                                                          \
     extern "C" void host_ops_##I(unsigned g, unsigned b, const Fe* x, const Fe* y, const Fe* r2, Fe* out,      \
                                  long long count) {                                                            \
@@ -116,8 +113,8 @@ pytestmark = pytest.mark.skipif(compiler() is None, reason="no host C++ compiler
 def lib():
     return host_library(
         SOURCE,
-        headers=("field256.cuh", "ntt256.cu"),
-        defines=("FIELD256_HOST_CHAINS",),
+        headers=("field256.cuh", "launch.cuh", "ntt256.cu"),
+        defines=("FIELD256_HOST_CHAINS",) + tuple(f"{k}={v}" for k, v in KERNEL_DEFINES["ntt256.cu"]),
         prelude=PRELUDE,
         flags=("-pthread",),
     )
@@ -153,7 +150,7 @@ class HostKernel:
         fn(*c_args)
 
 
-@pytest.fixture(params=[gpu_zk.DIRECT_TWIDDLE_MAX_LOG, 0, 8], ids=["direct-twiddles", "two-level-twiddles", "mixed"])
+@pytest.fixture(params=[FIELD_DIRECT_TWIDDLE_MAX_LOG, 0, 8], ids=["direct-twiddles", "two-level-twiddles", "mixed"])
 def engine(monkeypatch, request, lib):
     monkeypatch.setitem(sys.modules, "cupy", fake_cupy())
 
@@ -162,7 +159,7 @@ def engine(monkeypatch, request, lib):
         return types.SimpleNamespace(get_function=lambda name: HostKernel(lib, name))
 
     monkeypatch.setattr(gpu_zk, "load_module", load_module)
-    return gpu_zk.CupyFieldNTT(direct_twiddle_max_log=request.param)
+    return Planned(gpu_zk.CupyFieldNTT(), direct_max_log=request.param)
 
 
 def random_elements(rng, field, shape):
@@ -206,13 +203,12 @@ def test_kernel_source_on_host_threads_other_kernels(engine):
 
 
 @pytest.mark.parametrize("log_n", [9])
-def test_kernel_source_on_host_threads_many_passes(engine, monkeypatch, log_n):
+def test_kernel_source_on_host_threads_many_passes(engine, log_n):
     """Plans of three and more passes at small sizes (blocks of 2^5 elements, strided passes of up to 3
     stages, so 2^9 is 3 passes of 3): middle passes, their twiddles (direct, two-level or, with "mixed", both
     in one transform) and n^-1 placement."""
-    monkeypatch.setattr(gpu_zk, "LOG_BLOCK", 5)
-    monkeypatch.setattr(gpu_zk, "MAX_LOG_K_STRIDED", 3)
-    assert len(gpu_zk.pass_sizes(log_n)) >= 3
+    engine = Planned(engine.engine, log_block=5, max_log_k_strided=3, **engine.options)
+    assert len(engine.plan(np.zeros((2, 1 << log_n, 4))).passes(False, False)) >= 3
     rng = np.random.default_rng()
     cpu = NumpyFieldNTT()
     field = list(FIELDS.values())[log_n % 3]

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from ..device import DEVICES, device_of, gpu_available, gpu_count, resolve_device
 from .cache import TABLES
-from .gpu.loader import kernel_dir, prebuilt_status, shipped_cubin, source_digest
+from .gpu.loader import define_options, kernel_dir, prebuilt_status, shipped_cubin, source_digest
 from .interface import FieldNTT, RnsOps, WordNTT
-from .kernels import LANE_MODES, MODCONST_DTYPE, WORD_BITS, arith_name
+from .kernels import LANE_MODES, MAX_THREADS, MODCONST_DTYPE, NTT256_LOG_BLOCK, TABLE_MODES, WORD_BITS, arith_name
 
 # (device, engine) -> module and class of its implementation, one file per kernel it drives
 _IMPLEMENTATIONS = {
@@ -89,12 +89,16 @@ __all__ = [
     "Engines",
     "FieldNTT",
     "LANE_MODES",
+    "MAX_THREADS",
     "MODCONST_DTYPE",
+    "NTT256_LOG_BLOCK",
     "RnsOps",
+    "TABLE_MODES",
     "WORD_BITS",
     "WordNTT",
     "arith_name",
     "cache_stats",
+    "define_options",
     "get",
     "gpu_available",
     "kernel_dir",

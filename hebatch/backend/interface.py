@@ -91,14 +91,16 @@ class FieldNTT(abc.ABC):
     """Transforms over multi-limb prime fields (256-bit scalar fields of zk provers).
 
     Arrays are (batch, n, limbs) uint64 in standard form; arguments are already validated by the
-    transforms layer; orders are "natural" or "bitrev". Both implementations agree bit for bit."""
+    transforms layer; orders are "natural" or "bitrev". `plan` is the launch plan of the transform's
+    batch and size (`hebatch.ntt.launch.field_plan`), which an engine with launches needs (the GPU
+    engine) and others ignore. Both implementations agree bit for bit."""
 
     @abc.abstractmethod
-    def forward(self, x, field, root: int, input_order="natural", output_order="natural"):
+    def forward(self, x, field, root: int, input_order="natural", output_order="natural", *, plan=None):
         """X[k] = sum_j x[j] root^(jk)."""
 
     @abc.abstractmethod
-    def inverse(self, y, field, root: int, input_order="natural", output_order="natural"):
+    def inverse(self, y, field, root: int, input_order="natural", output_order="natural", *, plan=None):
         """The exact inverse of forward (root^-1, times n^-1)."""
 
     @abc.abstractmethod

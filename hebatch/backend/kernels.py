@@ -1,5 +1,11 @@
-"""The kernel boundary of the word kernels (kernels/ntt.cu, rns.cu): the names, enums and host
-layouts that Python and CUDA share, each defined here once. Free of CuPy."""
+"""The kernel boundary: the names, enums, constants and parameter structs that Python and the CUDA
+kernels (kernels/ntt.cu, ntt256.cu, rns.cu) share, each defined here once. Free of CuPy.
+
+Kernels take their buffers as pointer arguments and everything else as one parameter struct passed by
+value; each struct is a NumPy structured dtype here (C layout: `align=True`), filled by name with
+`pack`, and checked against its C++ definition field by field by tests/test_kernel_boundary.py. Constants
+the kernels rely on reach them as -D defines (`KERNEL_DEFINES`, added by the loader) checked there by
+static_asserts."""
 
 from __future__ import annotations
 
@@ -15,6 +21,105 @@ MODCONST_DTYPE = np.dtype([("q", "<u8"), ("mu", "<u8"), ("m", "<u4"), ("pad", "<
 
 # enum LaneMode of kernels/ntt.cu: how a pass maps its lanes to rows of the batch
 LANE_MODES = {"i": 0, "o": 1, "row": 2, "bitrev": 3}
+# enum TableMode of kernels/ntt.cu: how a pass gets powers of a root (store twiddles, post factors):
+# not at all, from one lookup table, or as the product of a high and a low table entry
+TABLE_MODES = {"none": 0, "one": 1, "two": 2}
+
+# Threads per block at most, on every CUDA device so far: NTT_MAX_THREADS of kernels/ntt.cu
+MAX_THREADS = 1024
+# The 256-bit kernels (kernels/ntt256.cu): threads per block, and elements per block of ntt256_pass at
+# most (2^11 elements of 32 bytes: 64 KiB of shared memory). Set on an NVIDIA H100 80GB HBM3 on
+# 2026-11-23 with benchmarks/zk_bench.py (benchmarks/results/zk-H100-80GB-HBM3-2026-11-23.json).
+NTT256_THREADS = 256
+NTT256_LOG_BLOCK = 11
+
+# -D defines of each kernel file, added to its compile options by the loader (and by the prebuild tool)
+KERNEL_DEFINES = {
+    "ntt.cu": (("NTT_MAX_THREADS", str(MAX_THREADS)),),
+    "ntt256.cu": (("NTT256_THREADS", str(NTT256_THREADS)), ("NTT256_LOG_BLOCK", str(NTT256_LOG_BLOCK))),
+}
+
+# -- parameter structs ------------------------------------------------------------------------------
+_KINDS = {"ptr": "<u8", "i64": "<i8", "u64": "<u8", "i32": "<i4"}
+
+
+def _struct(*groups: tuple[str, str]) -> np.dtype:
+    """A C-layout struct from (kind, "name name ...") groups in declaration order; pointer fields
+    ("ptr") hold device addresses and are listed in the dtype's metadata for `pack`."""
+    fields = [(name, _KINDS[kind]) for kind, names in groups for name in names.split()]
+    pointers = tuple(name for kind, names in groups if kind == "ptr" for name in names.split())
+    return np.dtype(fields, align=True, metadata={"pointers": pointers})
+
+
+# struct NttPassParams<Tw> of kernels/ntt.cu: one ntt_pass launch
+NTT_PASS_PARAMS = _struct(
+    ("ptr", "consts tw zh zl ph pl"),
+    ("i64", "rows n d_i d_o digit_d digit_m tw_stride z_stride_h z_stride_l p_stride_h p_stride_l"),
+    ("i64", "z_mask c_p p_mask"),
+    ("i32", "limbs log_do s0 use_h z_bits alpha beta gamma delta p_bits post_by_output keep_positions"),
+)
+# struct TwiddleGridParams<Tw> of kernels/ntt.cu: one twiddle_grid launch
+TWIDDLE_GRID_PARAMS = _struct(
+    ("ptr", "high low consts"),
+    ("i64", "rows cols x_row_stride x_col_stride"),
+    ("u64", "row0 row_step col0 col_step mask"),
+    ("i32", "bits"),
+)
+# struct Ntt256PassParams of kernels/ntt256.cu: one ntt256_pass launch
+NTT256_PASS_PARAMS = _struct(
+    ("ptr", "sub_tw tw_low tw_high scale"),
+    ("i64", "total_lanes"),
+    ("i32", "log_n log_k log_low log_c log_ktop tw_bits use_scale tw_direct"),
+)
+# struct Grid256Params of kernels/ntt256.cu: one twiddle_grid256 launch
+GRID256_PARAMS = _struct(
+    ("ptr", "low high"),
+    ("i64", "rows cols"),
+    ("u64", "row0 row_step col0 col_step mask"),
+    ("i32", "bits"),
+)
+
+# kernel (without template arguments) -> its parameter struct: the C++ name and the layout
+PARAM_STRUCTS = {
+    "ntt_pass": ("NttPassParams", NTT_PASS_PARAMS),
+    "twiddle_grid": ("TwiddleGridParams", TWIDDLE_GRID_PARAMS),
+    "ntt256_pass": ("Ntt256PassParams", NTT256_PASS_PARAMS),
+    "twiddle_grid256": ("Grid256Params", GRID256_PARAMS),
+}
+
+
+def address(array) -> int:
+    """The address of an array's first element: a CuPy array's device pointer, or a NumPy array's host
+    address (host builds of the kernels run with NumPy arrays)."""
+    if isinstance(array, np.ndarray):
+        return int(array.ctypes.data)
+    return int(array.data.ptr)
+
+
+def pack(dtype: np.dtype, **values) -> np.ndarray:
+    """One parameter struct of `dtype` with every field given by name (device arrays for pointer fields,
+    ints otherwise), as the one-element NumPy array a kernel takes by value. A missing or unknown field,
+    or a value of the wrong kind or out of its field's range, is a ValueError: fields are never filled
+    by position."""
+    names = set(dtype.names)
+    missing, unknown = sorted(names - values.keys()), sorted(values.keys() - names)
+    if missing or unknown:
+        raise ValueError(f"parameter struct fields: missing {missing}, unknown {unknown}")
+    pointers = dtype.metadata["pointers"]
+    out = np.zeros(1, dtype=dtype)
+    for name, value in values.items():
+        is_int = isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+        if name in pointers:
+            if is_int:
+                raise ValueError(f"parameter {name} is a pointer: pass the array, got the int {value}")
+            value = address(value)
+        elif not is_int:
+            raise ValueError(f"parameter {name} must be an int, got {type(value).__name__}")
+        info = np.iinfo(dtype.fields[name][0])
+        if not info.min <= int(value) <= info.max:
+            raise ValueError(f"parameter {name} = {value} does not fit {dtype.fields[name][0]}")
+        out[name] = value
+    return out
 
 
 def arith_name(moduli, word_bits: int) -> str:

@@ -8,7 +8,7 @@ so in the JSON), beside same-run references of the same element count:
     bytes moved / copy bandwidth, bytes moved = 2 x 32 bytes x elements x passes over memory (reads of the
     direct 4-step twiddle tables, up to 32 bytes per element of a pass that uses one, not counted);
   * cuFFT: cupy.fft.fft on complex64 of the same element count (hebatch.benchmarks.harness.references);
-  * the integer-multiply floor: Montgomery multiplications (gpu_zk.mont_mul_count: one per butterfly,
+  * the integer-multiply floor: Montgomery multiplications (hebatch.ntt.launch.mont_mul_count: one per butterfly,
     one or two per element per 4-step twiddle, one per element for n^-1) x IMADS_PER_MONT IMAD-pipe
     instructions / (SMs x 64 IMAD per clock x SM clock), with IMADS_PER_MONT = 136: the kernels' product
     on 8 digits of 32 bits is 8 rounds of four chains (even/odd digits of a b_i and of m p) of 4 wide
@@ -24,9 +24,11 @@ from __future__ import annotations
 import argparse
 import traceback
 
-from hebatch.backend.gpu.ntt256 import CupyFieldNTT, mont_mul_count, pass_sizes
+from hebatch.backend.gpu.ntt256 import CupyFieldNTT
 from hebatch.benchmarks.harness import add_common_args, cuda_time, device_name, references, write_result
+from hebatch.device import device_properties
 from hebatch.field import BLS12_377_FR, BLS12_381_FR, BN254_FR
+from hebatch.ntt.launch import field_pass_sizes, field_plan, mont_mul_count
 
 FIELDS = [BLS12_377_FR, BN254_FR, BLS12_381_FR]
 CASES = [(20, 1), (22, 1), (24, 1), (26, 1), (28, 1), (20, 16)]
@@ -94,6 +96,7 @@ def main(argv=None):
                 rows.append(dict(log_n=log_n, batch=batch, field=field.name, error=repr(exc)))
                 continue
             w = field.root_of_unity(n)
+            plan = field_plan(n, batch, device_properties(cp.cuda.Device().id))
             for direction, inp, outp in DIRECTIONS:
                 run = engine.forward if direction == "forward" else engine.inverse
                 entry = dict(
@@ -108,8 +111,8 @@ def main(argv=None):
                     copy_GBps=copy_gbps,
                 )
                 try:
-                    ms = cuda_time(lambda a: run(a, field, w, inp, outp), inputs, reps)
-                    passes = len(pass_sizes(log_n)) + (1 if inp == outp else 0)
+                    ms = cuda_time(lambda a: run(a, field, w, inp, outp, plan=plan), inputs, reps)
+                    passes = len(field_pass_sizes(log_n, plan.log_block)) + (1 if inp == outp else 0)
                     mem_floor = passes * 2 * nbytes / (copy_gbps * 1e6)
                     imads = mont_mul_count(log_n, batch, direction == "inverse") * IMADS_PER_MONT
                     int_floor = imads / imad_per_s * 1e3

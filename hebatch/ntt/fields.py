@@ -15,8 +15,9 @@ import numpy as np
 
 from ..arith import bitrev_indices
 from ..backend import get
-from ..device import device_of
+from ..device import device_of, device_properties
 from ..field import MAX_LOG_N, PrimeField, is_power_of_two, primitive_root
+from .launch import field_plan
 from .validate import (
     FieldArgs,
     _as_int,
@@ -81,17 +82,25 @@ def field_ntt(
     return y
 
 
+def _launch_plan(x3):
+    """The field engine's launch plan for x3 (batch, n, limbs) on its GPU; None for host arrays."""
+    if device_of(x3, "x") != "gpu":
+        return None
+    return field_plan(x3.shape[1], x3.shape[0], device_properties(x3.device.id))
+
+
 def _run(engine, x3, args: FieldArgs, inverse: bool, input_order: str, output_order: str):
     field, w = args.field, args.cyclic_root
+    plan = _launch_plan(x3)
     if not args.negacyclic:
         run = engine.inverse if inverse else engine.forward
-        return run(x3, field, w, input_order, output_order)
+        return run(x3, field, w, input_order, output_order, plan=plan)
     psi = args.root
     if not inverse:  # X = NTT_w(x_j psi^j): the psi scaling needs x in natural order
         if input_order == "bitrev":
             x3 = _bitrev(x3, 2)
-        return engine.forward(engine.scale_by_powers(x3, field, psi), field, w, "natural", output_order)
-    y = engine.inverse(x3, field, w, input_order, "natural")
+        return engine.forward(engine.scale_by_powers(x3, field, psi), field, w, "natural", output_order, plan=plan)
+    y = engine.inverse(x3, field, w, input_order, "natural", plan=plan)
     y = engine.scale_by_powers(y, field, pow(psi, -1, field.p))
     return _bitrev(y, 2) if output_order == "bitrev" else y
 
@@ -197,10 +206,12 @@ def coset_ntt(x, field, shift=None, inverse=False, *, check=True):
         if _check_flag(check, "check"):
             check_field_entries(x, pf, engine.xp, "x")
         x3 = x.reshape(math.prod(x.shape[:-2]), args.n, pf.limbs)
+        plan = _launch_plan(x3)
         if inverse:
-            y = engine.scale_by_powers(engine.inverse(x3, pf, args.root, "natural", "natural"), pf, pow(shift, -1, p))
+            y = engine.inverse(x3, pf, args.root, "natural", "natural", plan=plan)
+            y = engine.scale_by_powers(y, pf, pow(shift, -1, p))
         else:
-            y = engine.forward(engine.scale_by_powers(x3, pf, shift), pf, args.root, "natural", "natural")
+            y = engine.forward(engine.scale_by_powers(x3, pf, shift), pf, args.root, "natural", "natural", plan=plan)
         return y.reshape(x.shape)
     args = check_transform_args(x.shape, x.dtype, p)  # names any rule x or p breaks
     root = None if pf is None else pf.root_of_unity(args.n)

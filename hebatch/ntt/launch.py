@@ -1,17 +1,20 @@
-"""GPU launch plans of the 64-bit/32-bit word transforms: the `ntt_pass` launches (kernels/ntt.cu) of
-one transform, as pure functions of the plan, the row count and the word size. Free of CuPy, so they
-are checked on a CPU (tests/gpu_emulator.py) and enumerated by the prebuild tool."""
+"""GPU launch plans, as pure functions of the transform's size, word, row count and the device's
+properties: the `ntt_pass` launches (kernels/ntt.cu) of the 64-bit/32-bit word transforms, and the
+`ntt256_pass` passes (kernels/ntt256.cu) of the 256-bit prime-field transforms. Free of CuPy, so they
+are checked on a CPU (tests/gpu_emulator.py, tests/test_ntt256_host.py) and enumerated by the prebuild
+tool; the backends receive them finished."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
-from ..backend import LANE_MODES
+from ..backend import LANE_MODES, NTT256_LOG_BLOCK
 
 
 @dataclass(frozen=True)
 class Launch:
-    """One ntt_pass launch: template arguments, shape, buffers by role and scalar arguments."""
+    """One ntt_pass launch: template arguments, shape, buffers by role and the geometry of its parameters."""
 
     template: tuple  # (arith, log_np, log_lanes, log_r, lane_mode, last, tw_mode, post_mode, fuse)
     grid: int
@@ -20,7 +23,7 @@ class Launch:
     src: str  # "x", "tmp" or "out"
     dst: str
     pass_index: int  # which entry of the plan's gpu_pass_tables
-    scalars: dict
+    geometry: dict  # d_i, d_o, digit_d, digit_m, log_do, s0, use_h, keep_positions
 
     @property
     def name(self) -> str:
@@ -74,3 +77,179 @@ def transform_launches(
         src = dst
         d_before *= n_p
     return launches
+
+
+# -- 256-bit prime fields (kernels/ntt256.cu) ----------------------------------------------------------
+#
+# One kernel, ntt256_pass, runs up to 2^log_block elements of a transform in shared memory: log_k
+# stages on every group of K = 2^log_k elements spaced 2^log_low apart, 2^log_c such groups (lanes) a
+# block. A transform is DIF passes (natural in, bit-reversed out; top index bits first) or DIT passes
+# (bit-reversed in, natural out; low bits first), the passes with low bits below them carrying the
+# twiddles of a 4-step split.
+#
+# Pass sizes: set on an NVIDIA H100 80GB HBM3 on 2026-11-23 with benchmarks/zk_bench.py. The block size
+# (NTT256_LOG_BLOCK of hebatch/backend/kernels.py) and FIELD_MAX_LOG_K_STRIDED: the run in
+# benchmarks/results/zk-H100-80GB-HBM3-2026-11-23.json; FIELD_DIRECT_TWIDDLE_MAX_LOG (raised from 20 to
+# 24 that afternoon): the run in zk-H100-80GB-HBM3-2026-11-23-wide-chains.json. Neither file holds the
+# alternatives that were tried; re-run zk_bench.py before changing one.
+FIELD_WORD_BYTES = 32  # one element: 4 limbs of 64 bits
+FIELD_MAX_LOG_K_STRIDED = 9  # passes over strided columns keep >= 4 consecutive columns (128 bytes) per block
+FIELD_DIRECT_TWIDDLE_MAX_LOG = 24  # passes whose 4-step twiddles span M <= 2^24 read them from one M-entry table
+
+
+@dataclass(frozen=True)
+class FieldPass:
+    """One ntt256_pass launch: log_k stages on groups spaced 2^log_low apart, 2^log_c lanes a block.
+    scale: multiply every output by n^-1 (one multiplication per element); scale_in_twiddle: take the
+    4-step twiddles from the table pre-multiplied by n^-1 instead (no extra multiplication);
+    direct_twiddles: read each 4-step twiddle from one table of M = 2^(log_low + log_k) entries instead of
+    forming it from the two sqrt(n) tables (one multiplication per element fewer)."""
+
+    dit: bool
+    log_k: int
+    log_low: int
+    log_c: int
+    grid: int
+    scale: bool
+    scale_in_twiddle: bool = False
+    direct_twiddles: bool = False
+
+    @property
+    def smem(self) -> int:
+        return (FIELD_WORD_BYTES << self.log_k) << self.log_c
+
+
+@dataclass(frozen=True)
+class FieldPlan:
+    """The launch plan of 256-bit field transforms of `batch` rows of 2^log_n elements: the passes of the
+    DIF and DIT transforms, each without and with the factor n^-1 (inverse transforms)."""
+
+    log_n: int
+    batch: int
+    log_block: int  # elements per block at most: 2^log_block
+    direct_max_log: int
+    transforms: dict  # (dit, scale) -> tuple[FieldPass, ...]
+
+    def passes(self, dit: bool, scale: bool) -> tuple[FieldPass, ...]:
+        return self.transforms[(bool(dit), bool(scale))]
+
+
+def field_log_block(device: dict | None = None) -> int:
+    """Elements per ntt256_pass block (log2): the kernels' NTT256_LOG_BLOCK, less where the device's
+    shared memory per block (`device["shared_per_block"]`, hebatch.device.device_properties) holds fewer."""
+    if device is None:
+        return NTT256_LOG_BLOCK
+    fits = (int(device["shared_per_block"]) // FIELD_WORD_BYTES).bit_length() - 1
+    if fits < 1:
+        raise ValueError(f"device: {device['shared_per_block']} bytes of shared memory per block hold no 2 elements")
+    return min(NTT256_LOG_BLOCK, fits)
+
+
+def field_pass_sizes(
+    log_n: int, log_block: int = NTT256_LOG_BLOCK, max_log_k_strided: int = FIELD_MAX_LOG_K_STRIDED
+) -> list[int]:
+    """Stages per pass: the first entry is the pass over contiguous groups (up to log_block stages), the
+    rest are the passes over strided columns (up to max_log_k_strided stages each), as few passes as
+    possible."""
+    if log_n <= log_block:
+        return [log_n]
+    passes = 2
+    while log_block + max_log_k_strided * (passes - 1) < log_n:
+        passes += 1
+    first = min(log_block, max(log_n - max_log_k_strided * (passes - 1), -(-log_n // passes)))
+    rest = log_n - first
+    others = [rest // (passes - 1) + (1 if i < rest % (passes - 1) else 0) for i in range(passes - 1)]
+    return [first] + others
+
+
+def field_passes(
+    log_n: int,
+    batch: int,
+    dit: bool,
+    scale: bool,
+    direct_max_log: int = FIELD_DIRECT_TWIDDLE_MAX_LOG,
+    log_block: int = NTT256_LOG_BLOCK,
+    max_log_k_strided: int = FIELD_MAX_LOG_K_STRIDED,
+) -> list[FieldPass]:
+    """The passes of one DIF (dit=False: top bits first) or DIT (low bits first) transform; passes with
+    4-step twiddles over M <= 2^direct_max_log read them from a direct table."""
+    sizes = field_pass_sizes(log_n, log_block, max_log_k_strided)
+    if dit:  # contiguous pass first, then up through the strided ones
+        spans, low = [], 0
+        for k in sizes:
+            spans.append((k, low))
+            low += k
+    else:  # strided passes from the top, contiguous last
+        spans, high = [], log_n
+        for k in list(reversed(sizes[1:])) + [sizes[0]]:
+            high -= k
+            spans.append((k, high))
+    # n^-1 rides on the 4-step twiddles of the first pass that has them (every element gets one), else
+    # it is a multiplication on the last pass's stores
+    twiddled = next((i for i, (_, low) in enumerate(spans) if low > 0), None)
+    passes = []
+    for index, (k, low) in enumerate(spans):
+        lanes = batch << (log_n - k)
+        log_c = min(log_block - k, max(0, (lanes - 1).bit_length()))
+        grid = -(-lanes // (1 << log_c))
+        passes.append(
+            FieldPass(
+                dit,
+                k,
+                low,
+                log_c,
+                grid,
+                scale and twiddled is None and index == len(spans) - 1,
+                scale and index == twiddled,
+                0 < low and low + k <= direct_max_log,
+            )
+        )
+    return passes
+
+
+def field_plan(
+    n: int,
+    batch: int,
+    device: dict | None = None,
+    *,
+    direct_max_log: int = FIELD_DIRECT_TWIDDLE_MAX_LOG,
+    max_log_k_strided: int = FIELD_MAX_LOG_K_STRIDED,
+    log_block: int | None = None,
+) -> FieldPlan:
+    """The launch plan of `batch` transforms of n elements (a power of two) of a 256-bit field on a device
+    with properties `device` (hebatch.device.device_properties; None: the kernels' own block size).
+    direct_max_log: passes whose 4-step twiddles span at most 2^this entries read them from one table
+    (32 bytes an entry, so up to 512 MiB at the default 24, built on the device); 0 forms every twiddle
+    from two sqrt(n) tables. max_log_k_strided, log_block: smaller passes and blocks (tests)."""
+    for value, name in ((n, "n"), (batch, "batch"), (direct_max_log, "direct_max_log")):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+    if n < 1 or n & (n - 1):
+        raise ValueError(f"n must be a power of two, got {n}")
+    if batch < 0:
+        raise ValueError(f"batch must be >= 0, got {batch}")
+    if not 0 <= direct_max_log <= 28:
+        raise ValueError(f"direct_max_log must be in [0, 28], got {direct_max_log}")
+    block = field_log_block(device) if log_block is None else min(log_block, field_log_block(device))
+    return _field_plan(n.bit_length() - 1, batch, direct_max_log, block, max_log_k_strided)
+
+
+@lru_cache(maxsize=256)
+def _field_plan(log_n: int, batch: int, direct_max_log: int, log_block: int, max_log_k_strided: int) -> FieldPlan:
+    transforms = {
+        (dit, scale): tuple(field_passes(log_n, batch, dit, scale, direct_max_log, log_block, max_log_k_strided))
+        for dit in (False, True)
+        for scale in (False, True)
+    }
+    return FieldPlan(log_n, batch, log_block, direct_max_log, transforms)
+
+
+def mont_mul_count(log_n: int, batch: int, inverse: bool, direct_max_log: int = FIELD_DIRECT_TWIDDLE_MAX_LOG) -> int:
+    """Montgomery multiplications of one transform: one per butterfly but those of each pass's stage of
+    half-size 1 (twiddle 1); for the 4-step twiddle of every pass with low bits, one per element to apply
+    it and, unless the pass reads a direct table, one per element to form it from two tables; one per
+    element for n^-1 where no pass has 4-step twiddles to carry it."""
+    n = 1 << log_n
+    passes = field_passes(log_n, 1, False, inverse, direct_max_log)
+    twiddles = sum(1 if p.direct_twiddles else 2 for p in passes if p.log_low > 0)
+    return batch * (n // 2 * (log_n - len(passes)) + n * twiddles + n * sum(p.scale for p in passes))

@@ -17,7 +17,7 @@ import hebatch.ntt.launch as launch
 import hebatch.ntt.recipes as recipes
 import hebatch.ntt.tables as tables
 
-from ..backend import arith_name
+from ..backend import TABLE_MODES, arith_name
 from ..field import KIND_GOLDILOCKS, Modulus, modulus_info
 
 ALGORITHMS = ("auto", "radix2", "4step")
@@ -88,19 +88,20 @@ class NTTPlan:
 
     def gpu_pass_modes(self, inverse: bool, word_bits: int) -> list[tuple[int, int]]:
         """(store-twiddle mode, post mode) of each GPU pass, as gpu_pass_tables builds them, without
-        building tables (0: none, 1: one lookup table, 2: two)."""
+        building tables (values of TABLE_MODES: none, one lookup table, two)."""
         digits = [p.log_np for p in self.gpu_passes(word_bits // 8)]
         fourstep = self.algorithm == "4step" and len(digits) > 1
         modes = []
         for index, d in enumerate(digits):
             last = index == len(digits) - 1
-            tw = 0
+            tw = TABLE_MODES["none"]
             if fourstep and not last:
-                tw = 2 if self.log_n + self.negacyclic > arith.SINGLE_LEVEL_MAX_LOG else 1
-            post = 0
+                two = self.log_n + self.negacyclic > arith.SINGLE_LEVEL_MAX_LOG
+                tw = TABLE_MODES["two" if two else "one"]
+            post = TABLE_MODES["none"]
             if inverse and last:
                 span = d if fourstep else self.log_n
-                post = 2 if self.negacyclic and span > arith.SINGLE_LEVEL_MAX_LOG else 1
+                post = TABLE_MODES["two" if self.negacyclic and span > arith.SINGLE_LEVEL_MAX_LOG else "one"]
             modes.append((tw, post))
         return modes
 
@@ -134,7 +135,7 @@ class NTTPlan:
                     value = np.stack([getattr(limb[index], field_name) for limb in per_limb])
                 entry[field_name] = value
             if len(digits) > 1 and self.algorithm == "radix2" and index < len(digits) - 1:
-                entry.update(post_mode=0, post_high=None, post_low=None)  # only the last pass scales
+                entry.update(post_mode=TABLE_MODES["none"], post_high=None, post_low=None)  # only the last pass scales
             passes.append(entry)
         return passes
 

@@ -13,22 +13,11 @@ import re
 import subprocess
 import tempfile
 
-from ..backend import arith_name, kernel_dir, source_digest
+from ..backend import arith_name, define_options, kernel_dir, source_digest
 from ..field import BABYBEAR, GOLDILOCKS, default_root, ntt_primes
 from .launch import transform_launches
 from .plan import make_plan
 
-_PASS_SIGNATURE = (
-    "const {T}*, const {T}*, {T}*, long long, long long, int, long long, long long, long long, long long, int, "
-    "const ModConst*, const {W}*, long long, int, int, const {W}*, const {W}*, long long, long long, int, "
-    "long long, long long, int, int, int, int, const {W}*, const {W}*, long long, long long, int, long long, "
-    "int, int"
-)
-_POINTWISE_SIGNATURE = "const {T}*, const {T}*, {T}*, long long, long long, int, long long, long long, const ModConst*"
-_GRID_SIGNATURE = (
-    "const {T}*, {T}*, long long, long long, long long, long long, u64, u64, u64, u64, u64, int, "
-    "const {W}*, const {W}*, const ModConst*"
-)
 ARITHS = ("Mod64", "Goldilocks", "Mod32")
 
 
@@ -52,13 +41,10 @@ def kernel_names(max_log_n: int = 28, batch_rows: tuple[int, ...] = (1, 4096)) -
     return sorted(names)
 
 
-def _instantiation(name: str) -> str:
-    arith = name[name.index("<") + 1 :].split(",")[0].rstrip(">")
-    word, tw = ("u32", "Tw32") if arith == "Mod32" else ("u64", "Tw64")
-    signature = {"pointwise_mul": _POINTWISE_SIGNATURE, "twiddle_grid": _GRID_SIGNATURE}.get(
-        name.split("<")[0], _PASS_SIGNATURE
-    )
-    return f"template __global__ void {name}({signature.format(T=word, W=tw)});"
+def _instantiations(names: list[str]) -> str:
+    """Source instantiating every kernel name expression: taking a kernel's address makes nvcc compile it,
+    so no kernel's parameter list is written out here."""
+    return "void* const hebatch_prebuilt_kernels[] = {\n" + "".join(f"    (void*)&{n},\n" for n in names) + "};\n"
 
 
 def name_of_symbol(symbol: str) -> str | None:
@@ -78,11 +64,11 @@ def build(out: pathlib.Path, arch: str = "sm_90", max_log_n: int = 28, verbose: 
     """Compile every kernel name expression into `out` and write its index; returns the index.
     verbose: print ptxas's register/spill report of each kernel."""
     names = kernel_names(max_log_n)
-    source = '#include "ntt.cu"\n' + "\n".join(_instantiation(n) for n in names) + "\n"
+    source = '#include "ntt.cu"\n' + _instantiations(names)
     with tempfile.TemporaryDirectory() as tmp:
         cu = pathlib.Path(tmp) / "prebuilt.cu"
         cu.write_text(source)
-        common = ["nvcc", "-std=c++17", f"-arch={arch}", "-I", str(kernel_dir())]
+        common = ["nvcc", "-std=c++17", f"-arch={arch}", "-I", str(kernel_dir()), *define_options("ntt.cu")]
         ptx = pathlib.Path(tmp) / "prebuilt.ptx"
         subprocess.run(common + ["-ptx", "-o", str(ptx), str(cu)], check=True)
         cmd = common + ["-cubin", "-o", str(out), str(cu)] + (["-Xptxas", "-v"] if verbose else [])

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..backend import MAX_THREADS
+
 # Tile, lane and radix sizes below: set on an NVIDIA H100 80GB HBM3 on 2026-11-22 with
 # benchmarks/ntt_bench.py; the committed run with these values is benchmarks/results/
 # ntt-H100-80GB-HBM3-2026-11-22.json (no committed file holds the alternatives that were tried).
@@ -49,7 +51,7 @@ def _split(log_n: int, parts: int) -> list[int]:
     return [base + 1 if i < extra else base for i in range(parts)]
 
 
-MAX_THREADS_LOG = 10
+MAX_THREADS_LOG = MAX_THREADS.bit_length() - 1  # threads per block at most
 
 
 def _single_pass(log_n: int) -> Pass:

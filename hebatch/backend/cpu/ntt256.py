@@ -292,7 +292,7 @@ class NumpyFieldNTT(FieldNTT):
             a = np.ascontiguousarray(a[..., bitrev_indices(log_n)])
         return log_n, a
 
-    def forward(self, x, field: PrimeField, root: int, input_order="natural", output_order="natural"):
+    def forward(self, x, field: PrimeField, root: int, input_order="natural", output_order="natural", *, plan=None):
         ops = field_digits(field)
         log_n, a = self._digits_in(x, input_order, output_order, permute_from="bitrev")
         n = 1 << log_n
@@ -303,7 +303,7 @@ class NumpyFieldNTT(FieldNTT):
             a = a[..., bitrev_indices(log_n)]
         return from_digits(a, field.limbs)
 
-    def inverse(self, y, field: PrimeField, root: int, input_order="natural", output_order="natural"):
+    def inverse(self, y, field: PrimeField, root: int, input_order="natural", output_order="natural", *, plan=None):
         ops = field_digits(field)
         log_n, a = self._digits_in(y, input_order, output_order, permute_from="natural")
         n = 1 << log_n

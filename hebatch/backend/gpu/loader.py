@@ -13,6 +13,8 @@ import pathlib
 import threading
 from functools import lru_cache
 
+from ..kernels import KERNEL_DEFINES
+
 _PACKAGE = pathlib.Path(__file__).resolve().parents[2]  # hebatch/
 COMPILE_OPTIONS = ("-std=c++17", "--device-int128")
 _LOCK = threading.Lock()
@@ -96,11 +98,17 @@ def prebuilt_status(path) -> dict:
     }
 
 
+def define_options(filename: str, defines: tuple[tuple[str, str], ...] = ()) -> tuple[str, ...]:
+    """The -D options of kernels/<filename>: its shared constants, then `defines`."""
+    return tuple(f"-D{k}={v}" for k, v in KERNEL_DEFINES.get(filename, ()) + tuple(defines))
+
+
 def load_module(filename: str, defines: tuple[tuple[str, str], ...] = (), name_expressions=None):
     """The compiled kernels of kernels/<filename> for the current device (cached), with
     get_function(name_expression).
 
-    defines: (macro, value) pairs passed as -D options (one compiled module per distinct set).
+    defines: (macro, value) pairs passed as -D options (one compiled module per distinct set), after
+    the file's shared constants (KERNEL_DEFINES of hebatch/backend/kernels.py).
     name_expressions: template instantiations to compile (cupy's name_expressions). When the
     environment names a prebuilt cubin (HEBATCH_KERNEL_CUBIN), or one ships for this device's
     architecture (kernels/prebuilt/), that was built from these sources and holds them all, it is used.
@@ -118,7 +126,7 @@ def load_module(filename: str, defines: tuple[tuple[str, str], ...] = (), name_e
         module = _MODULES.get(key)
         if module is None:
             source = (kernel_dir() / filename).read_text()
-            options = COMPILE_OPTIONS + (f"-I{kernel_dir()}",) + tuple(f"-D{k}={v}" for k, v in defines)
+            options = COMPILE_OPTIONS + (f"-I{kernel_dir()}",) + define_options(filename, defines)
             module = cupy.RawModule(
                 code=source, options=options, name_expressions=list(name_expressions) if name_expressions else None
             )

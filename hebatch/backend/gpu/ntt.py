@@ -13,7 +13,15 @@ import numpy as np
 
 from ..cache import TABLES
 from ..interface import WordNTT
-from ..kernels import WORD_BITS, arith_name, elementwise_blocks, modconst_rows
+from ..kernels import (
+    NTT_PASS_PARAMS,
+    TWIDDLE_GRID_PARAMS,
+    WORD_BITS,
+    arith_name,
+    elementwise_blocks,
+    modconst_rows,
+    pack,
+)
 from .loader import load_module
 
 
@@ -93,48 +101,13 @@ class CupyBackend(WordNTT):
             consts = self._consts(plan, idx)
             program = []
             for ln in launches:
-                t, d, g = host[ln.pass_index], device[ln.pass_index], ln.scalars
-                sub = d["sub"]
-                c_p, alpha, beta, gamma, delta = t["exponent"]
-                scalars = (
-                    np.int64(rows),
-                    np.int64(plan.n),
-                    np.int32(limbs),
-                    np.int64(g["d_i"]),
-                    np.int64(g["d_o"]),
-                    np.int64(g["digit_d"]),
-                    np.int64(g["digit_m"]),
-                    np.int32(g["log_do"]),
-                    consts,
-                    sub,
-                    np.int64(sub.shape[1]),
-                    np.int32(g["s0"]),
-                    np.int32(g["use_h"]),
-                    d.get("z_high", sub),
-                    d.get("z_low", sub),
-                    np.int64(_width(t["z_high"])),
-                    np.int64(_width(t["z_low"])),
-                    np.int32(t["z_bits"]),
-                    np.int64(t["z_mask"]),
-                    np.int64(c_p),
-                    np.int32(alpha),
-                    np.int32(beta),
-                    np.int32(gamma),
-                    np.int32(delta),
-                    d.get("post_high", sub),
-                    d.get("post_low", sub),
-                    np.int64(_width(t["post_high"])),
-                    np.int64(_width(t["post_low"])),
-                    np.int32(t["post_bits"]),
-                    np.int64(t["post_mask"]),
-                    np.int32(t["post_by_output"]),
-                    np.int32(g["keep_positions"]),
-                )
+                params = pass_params(ln, host[ln.pass_index], device[ln.pass_index], consts, rows, plan.n, limbs)
                 kernel = module.get_function(ln.name)
                 if ln.smem > 48 * 1024:
                     kernel.max_dynamic_shared_size_bytes = ln.smem
-                program.append((kernel, (ln.grid,), (ln.block,), ln.smem, ln.src, ln.dst, ln.template[-1], scalars))
-            return program
+                # the struct holds the tables' addresses: the program keeps the tables alive with it
+                program.append((kernel, (ln.grid,), (ln.block,), ln.smem, ln.src, ln.dst, ln.template[-1], params))
+            return program, (consts, device)
 
         return self._cached(plan, ("program", idx, inverse, rows, limbs, word_bits, fuse), build)
 
@@ -142,13 +115,13 @@ class CupyBackend(WordNTT):
         rows, limbs = x.shape[0] * x.shape[1], x.shape[1]
         if rows == 0:
             return out
-        program = self._program(plan, idx, inverse, rows, limbs, WORD_BITS[x.dtype], in2 is not None)
+        program, _tables = self._program(plan, idx, inverse, rows, limbs, WORD_BITS[x.dtype], in2 is not None)
         buffers = {"x": x, "out": out}
         if len(program) > 1:
             buffers["tmp"] = self.xp.empty_like(x)
-        for kernel, grid, block, smem, src, dst, fused, scalars in program:
+        for kernel, grid, block, smem, src, dst, fused, params in program:
             source = buffers[src]
-            kernel(grid, block, (source, in2 if fused else source, buffers[dst]) + scalars, shared_mem=smem)
+            kernel(grid, block, (source, in2 if fused else source, buffers[dst], params), shared_mem=smem)
         return out
 
     def forward(self, x, plan, *, natural=True, out=None):
@@ -195,27 +168,23 @@ class CupyBackend(WordNTT):
         itemsize = x.dtype.itemsize
         target = result if result.flags.c_contiguous else xp.empty((rows, cols), dtype=np.uint64)
         blocks = elementwise_blocks(rows * cols, 256, xp.cuda.Device().id)
-        kernel(
-            (blocks,),
-            (256,),
-            (
-                x,
-                target,
-                np.int64(rows),
-                np.int64(cols),
-                np.int64(x.strides[0] // itemsize),
-                np.int64(x.strides[1] // itemsize),
-                np.uint64(row0 % order),
-                np.uint64(row_step % order),
-                np.uint64(col0 % order),
-                np.uint64(col_step % order),
-                np.uint64(order - 1),
-                np.int32(bits),
-                high,
-                low,
-                consts,
-            ),
+        params = pack(
+            TWIDDLE_GRID_PARAMS,
+            high=high,
+            low=low,
+            consts=consts,
+            rows=rows,
+            cols=cols,
+            x_row_stride=x.strides[0] // itemsize,
+            x_col_stride=x.strides[1] // itemsize,
+            row0=row0 % order,
+            row_step=row_step % order,
+            col0=col0 % order,
+            col_step=col_step % order,
+            mask=order - 1,
+            bits=bits,
         )
+        kernel((blocks,), (256,), (x, target, params))
         if target is not result:
             result[...] = target
         return result
@@ -266,3 +235,49 @@ def _power_of_two_order(root: int, q: int) -> int | None:
 
 def _width(table) -> int:
     return 0 if table is None else table.shape[1]
+
+
+def pass_params(ln, tables: dict, device_tables: dict, consts, rows: int, n: int, limbs: int) -> np.ndarray:
+    """struct NttPassParams of one ntt_pass launch `ln` (hebatch.ntt.launch.Launch) over `rows` rows of n
+    elements (row r on limb r % limbs): its geometry, the scalars and table widths of the pass's host
+    `tables`, and the addresses of its `device_tables` (arrays by name, with the same layout as the host
+    ones) and of the limbs' ModConst rows `consts`. Tables a pass does not read point at its
+    sub-transform table."""
+    g = ln.geometry
+    sub = device_tables["sub"]
+    c_p, alpha, beta, gamma, delta = tables["exponent"]
+    return pack(
+        NTT_PASS_PARAMS,
+        consts=consts,
+        tw=sub,
+        zh=device_tables.get("z_high", sub),
+        zl=device_tables.get("z_low", sub),
+        ph=device_tables.get("post_high", sub),
+        pl=device_tables.get("post_low", sub),
+        rows=rows,
+        n=n,
+        d_i=g["d_i"],
+        d_o=g["d_o"],
+        digit_d=g["digit_d"],
+        digit_m=g["digit_m"],
+        tw_stride=sub.shape[1],
+        z_stride_h=_width(tables["z_high"]),
+        z_stride_l=_width(tables["z_low"]),
+        p_stride_h=_width(tables["post_high"]),
+        p_stride_l=_width(tables["post_low"]),
+        z_mask=tables["z_mask"],
+        c_p=c_p,
+        p_mask=tables["post_mask"],
+        limbs=limbs,
+        log_do=g["log_do"],
+        s0=g["s0"],
+        use_h=g["use_h"],
+        z_bits=tables["z_bits"],
+        alpha=alpha,
+        beta=beta,
+        gamma=gamma,
+        delta=delta,
+        p_bits=tables["post_bits"],
+        post_by_output=tables["post_by_output"],
+        keep_positions=g["keep_positions"],
+    )

@@ -17,121 +17,23 @@ from __future__ import annotations
 
 import operator
 import threading
-from dataclasses import dataclass
 
 import numpy as np
 
 from ...field import BLS12_377_FR, BLS12_381_FR, BN254_FR, PrimeField
 from ..cache import TABLES, instance_tokens
 from ..interface import FieldNTT
-from ..kernels import elementwise_blocks
+from ..kernels import GRID256_PARAMS, NTT256_LOG_BLOCK, NTT256_PASS_PARAMS, NTT256_THREADS, elementwise_blocks, pack
 from .loader import load_module
 
 FIELD_STRUCTS = {BN254_FR.p: "BN254Fr", BLS12_381_FR.p: "BLS12_381Fr", BLS12_377_FR.p: "BLS12_377Fr"}
 """The kernel struct (kernels/field256.cuh) of each supported field, by modulus."""
 
-# Pass sizes and block sizes of the 256-bit transforms: set on an NVIDIA H100 80GB HBM3 on 2026-11-23
-# with benchmarks/zk_bench.py. LOG_BLOCK, MAX_LOG_K_STRIDED and THREADS: the run in
-# benchmarks/results/zk-H100-80GB-HBM3-2026-11-23.json; DIRECT_TWIDDLE_MAX_LOG (raised from 20 to 24
-# that afternoon): the run in zk-H100-80GB-HBM3-2026-11-23-wide-chains.json. Neither file holds the
-# alternatives that were tried; re-run zk_bench.py before changing one.
-LOG_BLOCK = 11  # elements per block: NTT256_LOG_BLOCK in kernels/ntt256.cu
-MAX_LOG_K_STRIDED = 9  # passes over strided columns keep >= 4 consecutive columns (128 bytes) per block
-DIRECT_TWIDDLE_MAX_LOG = 24  # passes whose 4-step twiddles span M <= 2^24 read them from one M-entry table
-THREADS = 256  # NTT256_THREADS
+
+THREADS = NTT256_THREADS  # threads per block of every kernel of kernels/ntt256.cu
 ORDERS = ("natural", "bitrev")
 LIMBS = 4
 _TOKENS = instance_tokens()
-
-
-# -- plans (free of CuPy, checked on the CPU) ------------------------------------------------------
-
-
-def pass_sizes(log_n: int) -> list[int]:
-    """Stages per pass: the first entry is the pass over contiguous groups (up to 11 stages), the
-    rest are the passes over strided columns (up to 9 stages each), as few passes as possible."""
-    if log_n <= LOG_BLOCK:
-        return [log_n]
-    passes = 2
-    while LOG_BLOCK + MAX_LOG_K_STRIDED * (passes - 1) < log_n:
-        passes += 1
-    first = min(LOG_BLOCK, max(log_n - MAX_LOG_K_STRIDED * (passes - 1), -(-log_n // passes)))
-    rest = log_n - first
-    others = [rest // (passes - 1) + (1 if i < rest % (passes - 1) else 0) for i in range(passes - 1)]
-    return [first] + others
-
-
-@dataclass(frozen=True)
-class Pass:
-    """One ntt256_pass launch: log_k stages on groups spaced 2^log_low apart, 2^log_c lanes a block.
-    scale: multiply every output by n^-1 (one multiplication per element); scale_in_twiddle: take the
-    4-step twiddles from the table pre-multiplied by n^-1 instead (no extra multiplication);
-    direct_twiddles: read each 4-step twiddle from one table of M = 2^(log_low + log_k) entries instead of
-    forming it from the two sqrt(n) tables (one multiplication per element fewer)."""
-
-    dit: bool
-    log_k: int
-    log_low: int
-    log_c: int
-    grid: int
-    scale: bool
-    scale_in_twiddle: bool = False
-    direct_twiddles: bool = False
-
-    @property
-    def smem(self) -> int:
-        return (32 << self.log_k) << self.log_c
-
-
-def plan_passes(
-    log_n: int, batch: int, dit: bool, scale: bool, direct_max_log: int = DIRECT_TWIDDLE_MAX_LOG
-) -> list[Pass]:
-    """The passes of one DIF (dit=False: top bits first) or DIT (low bits first) transform; passes with
-    4-step twiddles over M <= 2^direct_max_log read them from a direct table."""
-    sizes = pass_sizes(log_n)
-    if dit:  # contiguous pass first, then up through the strided ones
-        order, low = sizes, 0
-        spans = []
-        for k in order:
-            spans.append((k, low))
-            low += k
-    else:  # strided passes from the top, contiguous last
-        spans, high = [], log_n
-        for k in list(reversed(sizes[1:])) + [sizes[0]]:
-            high -= k
-            spans.append((k, high))
-    # n^-1 rides on the 4-step twiddles of the first pass that has them (every element gets one), else
-    # it is a multiplication on the last pass's stores
-    twiddled = next((i for i, (_, low) in enumerate(spans) if low > 0), None)
-    passes = []
-    for index, (k, low) in enumerate(spans):
-        lanes = batch << (log_n - k)
-        log_c = min(LOG_BLOCK - k, max(0, (lanes - 1).bit_length()))
-        grid = -(-lanes // (1 << log_c))
-        passes.append(
-            Pass(
-                dit,
-                k,
-                low,
-                log_c,
-                grid,
-                scale and twiddled is None and index == len(spans) - 1,
-                scale and index == twiddled,
-                0 < low and low + k <= direct_max_log,
-            )
-        )
-    return passes
-
-
-def mont_mul_count(log_n: int, batch: int, inverse: bool, direct_max_log: int = DIRECT_TWIDDLE_MAX_LOG) -> int:
-    """Montgomery multiplications of one transform: one per butterfly but those of each pass's stage of
-    half-size 1 (twiddle 1); for the 4-step twiddle of every pass with low bits, one per element to apply
-    it and, unless the pass reads a direct table, one per element to form it from two tables; one per
-    element for n^-1 where no pass has 4-step twiddles to carry it."""
-    n = 1 << log_n
-    passes = plan_passes(log_n, 1, False, inverse, direct_max_log)
-    twiddles = sum(1 if p.direct_twiddles else 2 for p in passes if p.log_low > 0)
-    return batch * (n // 2 * (log_n - len(passes)) + n * twiddles + n * sum(p.scale for p in passes))
 
 
 # -- host-side tables (Python ints) ------------------------------------------------------------------
@@ -181,8 +83,9 @@ def direct_twiddle_table(field: PrimeField, root: int, log_n: int, log_k: int, l
 
 
 def sub_table(field: PrimeField, root: int, log_n: int):
-    """w^(e n / K_top) for e < K_top / 2, K_top = min(n, 2^11): the twiddles of every in-block stage."""
-    log_ktop = min(log_n, LOG_BLOCK)
+    """w^(e n / K_top) for e < K_top / 2, K_top = min(n, 2^NTT256_LOG_BLOCK): the twiddles of every
+    in-block stage."""
+    log_ktop = min(log_n, NTT256_LOG_BLOCK)
     return montgomery_limbs(
         field, powers(root, max(1, (1 << log_ktop) // 2), field.p, 1 << (log_n - log_ktop))
     ), log_ktop
@@ -198,21 +101,13 @@ class CupyFieldNTT(FieldNTT):
 
     name = "gpu"
 
-    def __init__(self, defines: tuple[tuple[str, str], ...] = (), direct_twiddle_max_log: int = DIRECT_TWIDDLE_MAX_LOG):
+    def __init__(self, defines: tuple[tuple[str, str], ...] = ()):
         """defines: -D options for kernels/ntt256.cu, e.g. (("FIELD256_U128", "1"),) for the portable
-        64-bit-word multiplication instead of the PTX one (for debugging and comparison).
-        direct_twiddle_max_log: passes whose 4-step twiddles span at most 2^this entries read them from
-        one table (32 bytes an entry, so up to 512 MiB at the default 24, cached per size, root and pass;
-        built on the device); 0 forms every twiddle from two sqrt(n) tables."""
+        64-bit-word multiplication instead of the PTX one (for debugging and comparison)."""
         import cupy
 
-        if isinstance(direct_twiddle_max_log, bool) or not isinstance(direct_twiddle_max_log, int):
-            raise TypeError(f"direct_twiddle_max_log must be an int, got {type(direct_twiddle_max_log).__name__}")
-        if not 0 <= direct_twiddle_max_log <= 28:
-            raise ValueError(f"direct_twiddle_max_log must be in [0, 28], got {direct_twiddle_max_log}")
         self.xp = cupy
         self.defines = tuple(defines)
-        self.direct_twiddle_max_log = direct_twiddle_max_log
         self._lock = threading.Lock()
         self._modules: dict = {}
         self._token = next(_TOKENS)  # this instance's tables in the shared cache
@@ -284,8 +179,8 @@ class CupyFieldNTT(FieldNTT):
         kernels = {
             key: module.get_function(nm) for key, nm in zip(("dif", "dit", "scale", "ops", "bitrev", "grid"), names)
         }
-        for key in ("dif", "dit"):  # blocks of 2^11 elements: 64 KiB of dynamic shared memory
-            kernels[key].max_dynamic_shared_size_bytes = 32 << LOG_BLOCK
+        for key in ("dif", "dit"):  # blocks of up to 2^NTT256_LOG_BLOCK elements of 32 bytes (64 KiB)
+            kernels[key].max_dynamic_shared_size_bytes = 32 << NTT256_LOG_BLOCK
         return kernels
 
     def _cached(self, key, build):
@@ -313,15 +208,14 @@ class CupyFieldNTT(FieldNTT):
         return self._cached(("ntt", field.p, log_n, root), build)
 
     # -- transforms --------------------------------------------------------------------------------
-    def _passes(self, src, out, field, root, dit, scale):
-        """Run one DIF/DIT transform of src into out (out may be src)."""
-        batch, n, _ = src.shape
-        for i, p in enumerate(plan_passes(n.bit_length() - 1, batch, dit, scale, self.direct_twiddle_max_log)):
+    def _passes(self, src, out, field, root, dit, scale, plan):
+        """Run one DIF/DIT transform of src into out (out may be src), the passes of `plan`."""
+        for i, p in enumerate(plan.passes(dit, scale)):
             self.run_pass(src if i == 0 else out, out, field, root, p)
 
-    def run_pass(self, src, out, field, root, p: Pass):
-        """One ntt256_pass launch of a transform of src's size with this root (a building block, exposed
-        so that tests can check a single pass against its model)."""
+    def run_pass(self, src, out, field, root, p):
+        """One ntt256_pass launch (`p`: a hebatch.ntt.launch.FieldPass) of a transform of src's size with
+        this root (a building block, exposed so that tests can check a single pass against its model)."""
         batch, n, _ = src.shape
         log_n = n.bit_length() - 1
         t = self._ntt_tables(field, root, log_n)
@@ -330,28 +224,23 @@ class CupyFieldNTT(FieldNTT):
             low = high = self._direct_table(field, root, log_n, p.log_k, p.log_low, p.scale_in_twiddle)
         else:
             low, high = t["low"], t["high_n_inv"] if p.scale_in_twiddle else t["high"]
-        kernel(
-            (p.grid,),
-            (THREADS,),
-            (
-                src,
-                out,
-                np.int64(batch << (log_n - p.log_k)),
-                np.int32(log_n),
-                np.int32(p.log_k),
-                np.int32(p.log_low),
-                np.int32(p.log_c),
-                t["sub"],
-                np.int32(t["log_ktop"]),
-                low,
-                high,
-                np.int32(t["bits"]),
-                t["n_inv"],
-                np.int32(1 if p.scale else 0),
-                np.int32(1 if p.direct_twiddles else 0),
-            ),
-            shared_mem=p.smem,
+        params = pack(
+            NTT256_PASS_PARAMS,
+            sub_tw=t["sub"],
+            tw_low=low,
+            tw_high=high,
+            scale=t["n_inv"],
+            total_lanes=batch << (log_n - p.log_k),
+            log_n=log_n,
+            log_k=p.log_k,
+            log_low=p.log_low,
+            log_c=p.log_c,
+            log_ktop=t["log_ktop"],
+            tw_bits=t["bits"],
+            use_scale=int(p.scale),
+            tw_direct=int(p.direct_twiddles),
         )
+        kernel((p.grid,), (THREADS,), (src, out, params), shared_mem=p.smem)
 
     def _direct_table(self, field, root, log_n, log_k, log_low, scaled):
         """direct_twiddle_table built on the device: factor R (the Montgomery form of factor, held as a
@@ -372,9 +261,21 @@ class CupyFieldNTT(FieldNTT):
         blocks = elementwise_blocks(total, THREADS, self.xp.cuda.Device().id)
         self._module(field)["bitrev"]((blocks,), (THREADS,), (src, out, np.int64(total), np.int32(n.bit_length() - 1)))
 
-    def _transform(self, x, field, root, input_order, output_order, inverse):
+    @staticmethod
+    def _check_plan(plan, x):
+        if plan is None or not hasattr(plan, "passes"):
+            raise TypeError(
+                "plan must be the launch plan of the transform (hebatch.ntt.launch.field_plan), "
+                f"got {type(plan).__name__}"
+            )
+        batch, n, _ = x.shape
+        if plan.log_n != n.bit_length() - 1 or plan.batch != batch:
+            raise ValueError(f"plan is for {plan.batch} x 2^{plan.log_n} elements, x has {batch} x {n}")
+
+    def _transform(self, x, field, root, input_order, output_order, inverse, plan):
         self._check(x, field)
         self._check_orders(input_order, output_order)
+        self._check_plan(plan, x)
         n = x.shape[1]
         root = self._check_root(field, root, n)
         xp = self.xp
@@ -388,23 +289,24 @@ class CupyFieldNTT(FieldNTT):
         w = pow(root, -1, field.p) if inverse else root
         if input_order == output_order:  # permute first, then the transform that flips the order, in place
             self._bitrev(x, out, field)
-            self._passes(out, out, field, w, dit=input_order == "natural", scale=inverse)
+            self._passes(out, out, field, w, input_order == "natural", inverse, plan)
         else:
-            self._passes(x, out, field, w, dit=input_order == "bitrev", scale=inverse)
+            self._passes(x, out, field, w, input_order == "bitrev", inverse, plan)
         return out
 
-    def forward(self, x, field: PrimeField, root: int, input_order="natural", output_order="natural"):
+    def forward(self, x, field: PrimeField, root: int, input_order="natural", output_order="natural", *, plan=None):
         """X[k] = sum_j x[j] root^(jk) for each batch row; orders 'natural' or 'bitrev' (index bits reversed).
-        Runs on x's device and the current stream of that device."""
+        plan: the launch plan of x's batch and size (hebatch.ntt.launch.field_plan). Runs on x's device
+        and the current stream of that device."""
         self._check(x, field)
         with x.device:
-            return self._transform(x, field, root, input_order, output_order, inverse=False)
+            return self._transform(x, field, root, input_order, output_order, False, plan)
 
-    def inverse(self, y, field: PrimeField, root: int, input_order="natural", output_order="natural"):
+    def inverse(self, y, field: PrimeField, root: int, input_order="natural", output_order="natural", *, plan=None):
         """The exact inverse of forward(., root): root^-1 and the factor n^-1."""
         self._check(y, field, "y")
         with y.device:
-            return self._transform(y, field, root, input_order, output_order, inverse=True)
+            return self._transform(y, field, root, input_order, output_order, True, plan)
 
     def scale_by_powers(self, x, field: PrimeField, base: int):
         """x[:, j] * base^j for each batch row (the shift of coset NTTs), powers from sqrt(n) tables."""
@@ -471,24 +373,20 @@ class CupyFieldNTT(FieldNTT):
             low, high, bits = self._cached(("powers", field.p, log_order, root), build)
             order = 1 << log_order
             blocks = elementwise_blocks(rows * cols, THREADS, self.xp.cuda.Device().id)
-            self._module(field)["grid"](
-                (blocks,),
-                (THREADS,),
-                (
-                    x,
-                    out,
-                    np.int64(rows),
-                    np.int64(cols),
-                    np.uint64(row0 % order),
-                    np.uint64(row_step % order),
-                    np.uint64(col0 % order),
-                    np.uint64(col_step % order),
-                    np.uint64(order - 1),
-                    low,
-                    high,
-                    np.int32(bits),
-                ),
+            params = pack(
+                GRID256_PARAMS,
+                low=low,
+                high=high,
+                rows=rows,
+                cols=cols,
+                row0=row0 % order,
+                row_step=row_step % order,
+                col0=col0 % order,
+                col_step=col_step % order,
+                mask=order - 1,
+                bits=bits,
             )
+            self._module(field)["grid"]((blocks,), (THREADS,), (x, out, params))
             return out
 
     def field_ops(self, a, b, field: PrimeField):
