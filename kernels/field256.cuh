@@ -390,4 +390,3 @@ __device__ __forceinline__ Fe mont_mul(const Fe& a, const Fe& b) {
     return mont_mul<F>(a, b, load_p_digits<F>());
 }
 
-__device__ __forceinline__ Fe load_fe(const Fe* __restrict__ p) { return *p; }

@@ -137,17 +137,9 @@ __device__ __forceinline__ void ntt_steps(typename A::T (&x)[1 << LOG_R], typena
     }
 }
 
-// NTT_MAX_REGS (optional, a tuning knob): cap registers per thread by asking for enough resident blocks.
-#ifdef NTT_MAX_REGS
-#define NTT_MIN_BLOCKS(threads) ((65536 / NTT_MAX_REGS) / (threads) > 0 ? (65536 / NTT_MAX_REGS) / (threads) : 1)
-#else
-#define NTT_MIN_BLOCKS(threads) 1
-#endif
-
 template <class A, int LOG_NP, int LOG_LANES, int LOG_R, int LANE_MODE, bool LAST, int TW_MODE, int POST_MODE,
           bool FUSE>
-__global__ void __launch_bounds__((1 << (LOG_NP + LOG_LANES - LOG_R)),
-                                  NTT_MIN_BLOCKS(1 << (LOG_NP + LOG_LANES - LOG_R)))
+__global__ void __launch_bounds__((1 << (LOG_NP + LOG_LANES - LOG_R)), 1)
     ntt_pass(const typename A::T* __restrict__ in, const typename A::T* __restrict__ in2,
              typename A::T* __restrict__ out, KERNEL_PARAMS NttPassParams<typename A::Tw> prm) {
     static_assert((1 << (LOG_NP + LOG_LANES - LOG_R)) <= NTT_MAX_THREADS, "more threads than a block may have");

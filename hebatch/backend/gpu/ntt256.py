@@ -23,7 +23,15 @@ import numpy as np
 from ...field import BLS12_377_FR, BLS12_381_FR, BN254_FR, PrimeField
 from ..cache import TABLES, instance_tokens
 from ..interface import FieldNTT
-from ..kernels import GRID256_PARAMS, NTT256_LOG_BLOCK, NTT256_PASS_PARAMS, NTT256_THREADS, elementwise_blocks, pack
+from ..kernels import (
+    GRID256_PARAMS,
+    NTT256_LOG_BLOCK,
+    NTT256_PASS_PARAMS,
+    NTT256_THREADS,
+    address,
+    elementwise_blocks,
+    pack,
+)
 from .loader import load_module
 
 FIELD_STRUCTS = {BN254_FR.p: "BN254Fr", BLS12_381_FR.p: "BLS12_381Fr", BLS12_377_FR.p: "BLS12_377Fr"}
@@ -149,8 +157,7 @@ class CupyFieldNTT(FieldNTT):
         """x as a C-contiguous array whose elements start on 32-byte boundaries (the kernels load whole
         elements with 16-byte accesses): x itself where it is one, else a copy."""
         x = self.xp.ascontiguousarray(x)
-        data = getattr(x, "data", None)
-        if data is not None and hasattr(data, "ptr") and data.ptr % 32:
+        if x.size and address(x) % 32:
             x = x.copy()
         return x
 
