@@ -1,0 +1,193 @@
+"""kernels/ntt.cu itself run on the CPU: the ntt_pass and twiddle_grid instantiations a transform launches,
+built with the host C++ compiler (every CUDA thread of a block a host thread, so __syncthreads is a real
+barrier), launched by CupyBackend's own host code through a stand-in for CuPy, and checked against the
+NumPy backend. The parameter structs reach the kernels as bytes, as on the GPU, so a field written or read
+in the wrong place gives wrong numbers here."""
+
+import ctypes
+import sys
+
+import numpy as np
+import pytest
+
+from hebatch.backend import TABLES
+from hebatch.backend.cpu.ntt import NumpyBackend
+from hebatch.backend.gpu import ntt as gpu_ntt
+from hebatch.backend.kernels import KERNEL_DEFINES
+from hebatch.field import BABYBEAR, GOLDILOCKS, default_root, ntt_primes
+from hebatch.ntt.plan import make_plan
+
+from .fake_cupy import FakeArray, fake_cupy
+from .host_kernels import compiler, host_library
+
+pytestmark = pytest.mark.skipif(compiler() is None, reason="no host C++ compiler")
+
+PRELUDE = r"""
+#include <pthread.h>
+#include <thread>
+#include <vector>
+struct HostDim3 { unsigned x, y, z; };
+static HostDim3 blockDim = {1, 1, 1}, gridDim = {1, 1, 1};
+static thread_local HostDim3 blockIdx = {0, 0, 0}, threadIdx = {0, 0, 0};
+static pthread_barrier_t host_block_barrier;
+#define __global__
+#define __device__
+#define __shared__
+#define __forceinline__ inline
+#define __align__(n) __attribute__((aligned(n)))
+#define __launch_bounds__(...)
+alignas(16) unsigned char smem_raw[65536];
+static inline void __syncthreads() { pthread_barrier_wait(&host_block_barrier); }
+static inline unsigned __brev(unsigned x) {
+    unsigned r = 0;
+    for (int i = 0; i < 32; ++i) r |= ((x >> i) & 1u) << (31 - i);
+    return r;
+}
+static inline unsigned long long __brevll(unsigned long long x) {
+    return ((unsigned long long)__brev((unsigned)x) << 32) | __brev((unsigned)(x >> 32));
+}
+static inline unsigned long long __umul64hi(unsigned long long a, unsigned long long b) {
+    return (unsigned long long)(((unsigned __int128)a * b) >> 64);
+}
+static inline unsigned __umulhi(unsigned a, unsigned b) { return (unsigned)(((unsigned long long)a * b) >> 32); }
+"""
+
+RUN_GRID = r"""
+#include "ntt.cu"
+// one host thread per thread of a block, meeting at __syncthreads; blocks one after the other
+template <class Body>
+static void run_grid(unsigned grid, unsigned block, Body body) {
+    gridDim = {grid, 1, 1};
+    blockDim = {block, 1, 1};
+    pthread_barrier_init(&host_block_barrier, nullptr, block);
+    std::vector<std::thread> threads;
+    for (unsigned t = 0; t < block; ++t)
+        threads.emplace_back([=] {
+            threadIdx = {t, 0, 0};
+            for (unsigned b = 0; b < grid; ++b) {
+                blockIdx = {b, 0, 0};
+                body();
+                __syncthreads();
+            }
+        });
+    for (auto& th : threads) th.join();
+    pthread_barrier_destroy(&host_block_barrier);
+}
+"""
+
+
+def wrapper(index: int, name: str) -> str:
+    """extern "C" host_kernel_<index>(grid, block, buffers..., const struct*) running kernel `name`."""
+    arith = name[name.index("<") + 1 :].split(",")[0].rstrip(">")
+    t, w = ("u32", "Tw32") if arith == "Mod32" else ("u64", "Tw64")
+    if name.startswith("ntt_pass"):
+        return (
+            f'extern "C" void host_kernel_{index}(unsigned g, unsigned b, const void* in, const void* in2, '
+            f"void* out, const void* prm) {{\n"
+            f"    const NttPassParams<{w}> p = *(const NttPassParams<{w}>*)prm;\n"
+            f"    run_grid(g, b, [=] {{ {name}((const {t}*)in, (const {t}*)in2, ({t}*)out, p); }});\n}}\n"
+        )
+    assert name.startswith("twiddle_grid")
+    return (
+        f'extern "C" void host_kernel_{index}(unsigned g, unsigned b, const void* x, void* y, const void* prm) {{\n'
+        f"    const TwiddleGridParams<{w}> p = *(const TwiddleGridParams<{w}>*)prm;\n"
+        f"    run_grid(g, b, [=] {{ {name}((const {t}*)x, ({t}*)y, p); }});\n}}\n"
+    )
+
+
+class HostModule:
+    """load_module's stand-in: the asked-for name expressions built on the host, get_function(name)."""
+
+    def __init__(self, names):
+        self.names = sorted(names)
+        source = RUN_GRID + "".join(wrapper(i, n) for i, n in enumerate(self.names))
+        self.lib = host_library(
+            source,
+            headers=("modarith.cuh", "launch.cuh", "ntt.cu"),
+            defines=tuple(f"{k}={v}" for k, v in KERNEL_DEFINES["ntt.cu"]),
+            prelude=PRELUDE,
+            flags=("-pthread",),
+        )
+
+    def get_function(self, name):
+        fn = getattr(self.lib, f"host_kernel_{self.names.index(name)}")
+        fn.restype = None
+
+        def launch(grid, block, args, shared_mem=0):
+            assert shared_mem <= 65536
+            pointers = [ctypes.c_void_p(a.ctypes.data) for a in args]  # buffers, then the struct's bytes
+            fn(ctypes.c_uint(grid[0]), ctypes.c_uint(block[0]), *pointers)
+
+        return HostKernel(launch)
+
+
+class HostKernel:
+    """A CuPy-RawKernel-like callable."""
+
+    def __init__(self, launch):
+        self.launch, self.max_dynamic_shared_size_bytes = launch, 48 * 1024
+
+    def __call__(self, grid, block, args, shared_mem=0):
+        assert shared_mem <= self.max_dynamic_shared_size_bytes
+        self.launch(grid, block, args, shared_mem)
+
+
+@pytest.fixture
+def backend(monkeypatch):
+    xp = fake_cupy()
+    xp.empty_like = lambda a: np.empty_like(a).view(FakeArray)
+    monkeypatch.setitem(sys.modules, "cupy", xp)
+
+    def load_module(filename, defines=(), name_expressions=None):
+        assert filename == "ntt.cu" and not defines
+        return HostModule(name_expressions)
+
+    monkeypatch.setattr(gpu_ntt, "load_module", load_module)
+    TABLES.clear()  # programs and tables of these host kernels never outlive the test
+    yield gpu_ntt.CupyBackend()
+    TABLES.clear()
+
+
+Q60 = tuple(ntt_primes(60, 1 << 12, 2))
+CASES = [
+    # (moduli, dtype, log n, negacyclic, algorithm, split): one-pass transforms (lanes along rows, two
+    # radix-16 steps through shared memory), and two-pass 4-step ones (lanes along i, then along o, with
+    # twiddles between the passes), for each reduction kind
+    (Q60, np.uint64, 6, False, "radix2", None),
+    (Q60, np.uint64, 6, True, "radix2", None),
+    ((GOLDILOCKS,), np.uint64, 5, True, "radix2", None),
+    ((BABYBEAR,), np.uint32, 6, False, "radix2", None),
+    (Q60[:1], np.uint64, 8, True, "4step", (32, 8)),
+    (Q60, np.uint64, 8, False, "4step", (8, 32)),
+    ((BABYBEAR,), np.uint32, 8, True, "4step", (32, 8)),
+]
+
+
+@pytest.mark.parametrize("moduli,dtype,log_n,negacyclic,algorithm,split", CASES)
+def test_ntt_pass_on_host_threads_matches_cpu(backend, moduli, dtype, log_n, negacyclic, algorithm, split):
+    rng = np.random.default_rng()
+    n = 1 << log_n
+    roots = tuple(default_root(q, n, negacyclic) for q in moduli)
+    plan = make_plan(n, moduli, roots, negacyclic, algorithm, split)
+    cpu = NumpyBackend()
+    q = np.array(moduli, dtype=np.uint64)[:, None]
+    x = (rng.integers(0, 2**63, size=(3, len(moduli), n), dtype=np.uint64) % q).astype(dtype)
+    want = cpu.forward(x.astype(np.uint64), plan)
+    assert (backend.forward(x.view(FakeArray), plan) == want).all()
+    assert (backend.inverse(want.astype(dtype).view(FakeArray), plan) == x).all()
+    b = (rng.integers(0, 2**63, size=x.shape, dtype=np.uint64) % q).astype(dtype)
+    fused = backend.inverse_product(x.view(FakeArray), b.view(FakeArray), plan)  # the product in the loads
+    want = cpu.inverse(cpu.pointwise_mul(x.astype(np.uint64), b.astype(np.uint64), plan), plan)
+    assert (fused == want).all()
+
+
+def test_twiddle_grid_on_host_threads_matches_cpu(backend):
+    rng = np.random.default_rng()
+    q = Q60[0]
+    root = default_root(q, 1 << 12, False)
+    x = rng.integers(0, q, size=(6, 10), dtype=np.uint64)
+    for args in ((5, 3, 1, 1), (2**40 + 7, 11, 2, 3)):
+        want = NumpyBackend().twiddle_grid_mul(x, q, root, *args)
+        assert (backend.twiddle_grid_mul(x.view(FakeArray), q, root, *args) == want).all(), args
+        strided = np.ascontiguousarray(x.T).T.view(FakeArray)  # column-major: the struct's strides
+        assert (backend.twiddle_grid_mul(strided, q, root, *args) == want).all(), args
