@@ -1,8 +1,9 @@
 """NTT plans: one per (moduli, roots, n, negacyclic, algorithm), cached, carrying lazily built tables.
 
 A plan is what the transforms layer hands a backend: the moduli and their constants, the roots,
-the algorithm and its shape, and the host tables. Backends may keep derived data (device copies,
-stacked tables) in `plan.cache`, so that it is built once per plan and device.
+the algorithm and its shape, the host tables and the GPU launch plan. The CPU backend keeps derived
+host data (stacked tables) in `plan.cache`, so that it is built once per plan; the GPU backend keeps
+its device tables in the backend's one table cache.
 """
 
 from __future__ import annotations

@@ -1,9 +1,10 @@
 """CuPy backend: CuPy arrays in, CuPy arrays out, on the array's device and the current CUDA stream.
 
 Every transform is a sequence of `ntt_pass` launches (kernels/ntt.cu) that the plan hands over
-finished (`plan.gpu_launches`, built in hebatch/ntt/launch.py) with its tables; tables are uploaded once per
-(plan, device, direction) and kept in the plan's cache. Nothing on this path synchronises with the
-host or copies through it. The internal order (natural=False) is the natural order: the passes
+finished (`plan.gpu_launches`, built in hebatch/ntt/launch.py) with its tables; tables are uploaded once
+per (plan, device, direction) and kept, with each launch's parameter struct (`pass_params`), in the
+backend's table cache. A launch passes its three buffers and that struct. Nothing on this path
+synchronises with the host or copies through it. The internal order (natural=False) is the natural order: the passes
 transpose as they store, so no permutation pass is ever needed.
 """
 

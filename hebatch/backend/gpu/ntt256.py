@@ -10,7 +10,9 @@ Orders (one output buffer, no scratch copy):
   forward bitrev  -> natural: DIT passes (x -> out)
   natural -> natural        : bit-reversal permutation (x -> out), then DIT in place
   bitrev  -> bitrev         : bit-reversal permutation (x -> out), then DIF in place
-Inverse transforms run the same with root^-1, n^-1 applied on the last NTT pass.
+Inverse transforms run the same with root^-1, n^-1 applied on the last NTT pass. The passes of each
+transform come finished from its launch plan (`plan=`, hebatch.ntt.launch.field_plan); each launch
+passes its buffers and one parameter struct (kernels/launch.cuh).
 """
 
 from __future__ import annotations
