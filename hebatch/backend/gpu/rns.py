@@ -2,7 +2,7 @@
 
 Every method validates its arguments on the host (shapes, dtypes, moduli), then launches one kernel
 on the current CUDA stream; nothing reads device data back or waits for the device (except once, when
-a constant table is first uploaded). Constant tables
+a constant table is first uploaded or a device's sampler counter is first zeroed). Constant tables
 (modulus constants, base-conversion factors, scalars) are built with Python ints and uploaded once
 per (device, moduli) and kept.
 
