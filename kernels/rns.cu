@@ -7,6 +7,8 @@
 //
 // Reductions: Mod64 (modarith.cuh) for products of two reduced values; `wide_reduce` for any 128-bit
 // value (reduce, base conversion sums, random words), with ratio = floor(2^128 / q) per modulus.
+// Random words come from ChaCha20 (chacha20.cuh); see the sampling section at the end.
+#include "chacha20.cuh"
 #include "modarith.cuh"
 
 #define RNS_MAX_SRC 64  // source limbs of one base conversion (checked on the host)
@@ -450,96 +452,164 @@ extern "C" __global__ void rns_automorphism_ntt(u64* __restrict__ out, const u64
 }
 
 // ------------------------------------------------------------------------------------------------
-// Random sampling: Philox-4x32-10 (Salmon et al.), key from the host's secure source, counter =
-// (column, row, call counter low, call counter high) so every element of every call gets its own block.
+// Random sampling from ChaCha20 (RFC 8439, chacha20.cuh) under a 256-bit key drawn from os.urandom by the
+// host (one key per engine and device), passed as four little-endian 64-bit words k0..k3.
+//
+// Nonce of one sampling call = (stream, call low 32 bits, call high 32 bits). `call` is a 64-bit number
+// that rns_sampler_claim takes from the engine's device counter with an atomic add just before the
+// sampler, in stream order; the sampler reads it from device memory, never from a launch argument. A CUDA
+// graph that recorded a claim and a sampler therefore claims a fresh number at every replay, and calls on
+// concurrent streams never share one. `stream` is 0, or the attempt number of the Gaussian's redraws.
+// The 32-bit block counter runs from 0 within a call; the host refuses calls of more than 2^32 blocks, so
+// no (key, nonce, counter) is ever used twice.
+//
+// Draw i of a call (stream s) is the little-endian 128-bit integer X_i of its keystream bytes
+// [16 i, 16 i + 16): block i / 4, words 4 (i % 4) .. 4 (i % 4) + 3; lo = X_i mod 2^64, hi = X_i >> 64.
+// Uniform: X_i mod q_l (wide_reduce; statistical distance below q / 2^128 < 2^-66 from uniform).
+// Ternary: X_i mod 3, minus 1 (2^64 = 1 mod 3, so (hi mod 3 + lo mod 3) mod 3; distance below 2^-126).
+// Gaussian: Box-Muller on u1 = ((lo >> 11) + 1) 2^-53 in (0, 1] and u2 = (hi >> 11) 2^-53 in [0, 1):
+//   z = sigma sqrt(-2 ln u1) cos(2 pi u2); |z| > 6 sigma is redrawn from stream 1, 2, ... (same draw
+//   index), and after SAMPLER_GAUSS_ATTEMPTS rejections (probability < 2^-400) clamped to +-6 sigma;
+//   the sample is z rounded to the nearest integer (ties to even).
+// tests/sampler_model.py states the same mapping in Python; the host tests compare it with this code.
 // ------------------------------------------------------------------------------------------------
-struct Philox4 {
-    u32 v[4];
+
+#define SAMPLER_DRAWS_PER_BLOCK 4  // 128-bit draws per 64-byte ChaCha20 block
+#define SAMPLER_GAUSS_ATTEMPTS 16
+#ifndef SAMPLER_GAUSS_CUT
+#define SAMPLER_GAUSS_CUT 6.0  // in units of sigma; host tests build a small cut to exercise the redraws
+#endif
+
+struct SamplerKey {
+    u32 w[8];
 };
 
-__device__ __forceinline__ Philox4 philox4x32_10(u32 c0, u32 c1, u32 c2, u32 c3, u32 k0, u32 k1) {
-    const u32 M0 = 0xD2511F53u, M1 = 0xCD9E8D57u, W0 = 0x9E3779B9u, W1 = 0xBB67AE85u;
-#pragma unroll
-    for (int round = 0; round < 10; ++round) {
-        const u32 hi0 = __umulhi(M0, c0), lo0 = M0 * c0;
-        const u32 hi1 = __umulhi(M1, c2), lo1 = M1 * c2;
-        const u32 n0 = hi1 ^ c1 ^ k0, n2 = hi0 ^ c3 ^ k1;
-        c0 = n0;
-        c1 = lo1;
-        c2 = n2;
-        c3 = lo0;
-        k0 += W0;
-        k1 += W1;
+__device__ __forceinline__ SamplerKey sampler_key(u64 k0, u64 k1, u64 k2, u64 k3) {
+    const u64 k[4] = {k0, k1, k2, k3};
+    SamplerKey key;
+    for (int i = 0; i < 4; ++i) {
+        key.w[2 * i] = (u32)k[i];
+        key.w[2 * i + 1] = (u32)(k[i] >> 32);
     }
-    Philox4 r;
-    r.v[0] = c0;
-    r.v[1] = c1;
-    r.v[2] = c2;
-    r.v[3] = c3;
-    return r;
+    return key;
 }
 
-// A test hook: out[0..3] = Philox-4x32-10(counter, key), to compare with published answers.
-extern "C" __global__ void rns_philox_block(u32* __restrict__ out, u32 c0, u32 c1, u32 c2, u32 c3, u32 k0,
-                                           u32 k1) {
+// Keystream block `block` of (call, stream).
+__device__ __forceinline__ void sampler_block(const SamplerKey& key, u64 call, u32 stream, u64 block, u32* out) {
+    const u32 nonce[3] = {stream, (u32)call, (u32)(call >> 32)};
+    chacha20_block(key.w, (u32)block, nonce, out);
+}
+
+// Draw j (0..3) of a block as (lo, hi).
+__device__ __forceinline__ void sampler_draw(const u32* w, int j, u64& lo, u64& hi) {
+    lo = (u64)w[4 * j] | ((u64)w[4 * j + 1] << 32);
+    hi = (u64)w[4 * j + 2] | ((u64)w[4 * j + 3] << 32);
+}
+
+#define SAMPLER_GROUPS_LOOP(groups)                                                                 \
+    for (long long g = blockIdx.x * (long long)blockDim.x + threadIdx.x; g < (groups);            \
+         g += (long long)gridDim.x * blockDim.x)
+
+// *call = the engine's next call number (launch with one thread, on the sampler's stream, just before it).
+extern "C" __global__ void rns_sampler_claim(u64* __restrict__ counter, u64* __restrict__ call) {
     if (blockIdx.x == 0 && threadIdx.x == 0) {
-        const Philox4 r = philox4x32_10(c0, c1, c2, c3, k0, k1);
-        for (int i = 0; i < 4; ++i) out[i] = r.v[i];
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
+        *call = atomicAdd(counter, (u64)1);
+#else
+        *call = (*counter)++;  // host build (tests): one thread runs at a time
+#endif
     }
 }
 
-// Uniform residues mod q_l: 128 random bits reduced (bias below q / 2^128 < 2^-66).
-extern "C" __global__ void rns_random_uniform(u64* __restrict__ out, long long batch, int limbs, long long n,
+// A test hook: out[16 b .. 16 b + 15] = the ChaCha20 block (key, counter + b, nonce) for b < blocks, to
+// compare with RFC 8439's vectors on the device.
+extern "C" __global__ void rns_chacha20_blocks(u32* __restrict__ out, long long blocks, u64 k0, u64 k1, u64 k2,
+                                               u64 k3, u32 counter, u32 n0, u32 n1, u32 n2) {
+    const SamplerKey key = sampler_key(k0, k1, k2, k3);
+    const u32 nonce[3] = {n0, n1, n2};
+    SAMPLER_GROUPS_LOOP(blocks) chacha20_block(key.w, counter + (u32)g, nonce, out + 16 * g);
+}
+
+// out (count uint64, C order of (..., limbs, n)): element i uniform mod q_l, l = (i / n) % limbs.
+extern "C" __global__ void rns_random_uniform(u64* __restrict__ out, long long count, int limbs, long long n,
                                              const ModConst* __restrict__ consts,
-                                             const WideRatio* __restrict__ ratios, u64 key, u64 counter) {
-    ROWS_LOOP(batch * limbs) {
-        const int l = (int)(row % limbs);
-        const u64 q = consts[l].q;
-        const WideRatio r = ratios[l];
-        u64* po = out + row * n;
-        COLS_LOOP(n) {
-            // the row goes in the high bits of the first word pair with the column: rows * n < 2^64
-            const u64 index = (u64)row * (u64)n + (u64)col;
-            const Philox4 b = philox4x32_10((u32)index, (u32)(index >> 32), (u32)counter, (u32)(counter >> 32),
-                                            (u32)key, (u32)(key >> 32));
-            const u64 hi = ((u64)b.v[0] << 32) | b.v[1], lo = ((u64)b.v[2] << 32) | b.v[3];
-            po[col] = wide_reduce(hi, lo, q, r);
+                                             const WideRatio* __restrict__ ratios, u64 k0, u64 k1, u64 k2, u64 k3,
+                                             const u64* __restrict__ call_slot) {
+    const SamplerKey key = sampler_key(k0, k1, k2, k3);
+    const u64 call = *call_slot;
+    SAMPLER_GROUPS_LOOP((count + SAMPLER_DRAWS_PER_BLOCK - 1) / SAMPLER_DRAWS_PER_BLOCK) {
+        u32 w[16];
+        sampler_block(key, call, 0, g, w);
+#pragma unroll
+        for (int j = 0; j < SAMPLER_DRAWS_PER_BLOCK; ++j) {
+            const long long i = g * SAMPLER_DRAWS_PER_BLOCK + j;
+            if (i < count) {
+                const int l = (int)((i / n) % limbs);
+                u64 lo, hi;
+                sampler_draw(w, j, lo, hi);
+                out[i] = wide_reduce(hi, lo, consts[l].q, ratios[l]);
+            }
         }
     }
 }
 
-// Ternary {-1, 0, 1} as int64, uniform: 128 random bits mod 3 (2^64 = 1 mod 3; bias below 2^-126).
-extern "C" __global__ void rns_random_ternary(long long* __restrict__ out, long long count, u64 key, u64 counter) {
-    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < count;
-         i += (long long)gridDim.x * blockDim.x) {
-        const Philox4 b = philox4x32_10((u32)i, (u32)((u64)i >> 32), (u32)counter, (u32)(counter >> 32), (u32)key,
-                                        (u32)(key >> 32));
-        const u64 hi = ((u64)b.v[0] << 32) | b.v[1], lo = ((u64)b.v[2] << 32) | b.v[3];
-        const u64 r = (hi % 3 + lo % 3) % 3;
-        out[i] = (long long)r - 1;
+// out (count int64): uniform in {-1, 0, 1}.
+extern "C" __global__ void rns_random_ternary(long long* __restrict__ out, long long count, u64 k0, u64 k1, u64 k2,
+                                             u64 k3, const u64* __restrict__ call_slot) {
+    const SamplerKey key = sampler_key(k0, k1, k2, k3);
+    const u64 call = *call_slot;
+    SAMPLER_GROUPS_LOOP((count + SAMPLER_DRAWS_PER_BLOCK - 1) / SAMPLER_DRAWS_PER_BLOCK) {
+        u32 w[16];
+        sampler_block(key, call, 0, g, w);
+#pragma unroll
+        for (int j = 0; j < SAMPLER_DRAWS_PER_BLOCK; ++j) {
+            const long long i = g * SAMPLER_DRAWS_PER_BLOCK + j;
+            if (i < count) {
+                u64 lo, hi;
+                sampler_draw(w, j, lo, hi);
+                out[i] = (long long)((hi % 3 + lo % 3) % 3) - 1;
+            }
+        }
     }
 }
 
-// Rounded Gaussian: Box-Muller on two 53-bit uniforms, draws beyond 6 sigma rejected and redrawn with
-// the next counter word (after 16 rejections, probability < 2^-400, the value is clamped).
-extern "C" __global__ void rns_random_gaussian(long long* __restrict__ out, long long count, double sigma,
-                                              u64 key, u64 counter) {
-    const double bound = 6.0 * sigma;
-    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < count;
-         i += (long long)gridDim.x * blockDim.x) {
-        double z = 0.0;
-        for (u32 attempt = 0; attempt < 16; ++attempt) {
-            // the attempt number goes in the top bits of the index word pair (count < 2^56)
-            const u64 word = (u64)i | ((u64)attempt << 56);
-            const Philox4 b = philox4x32_10((u32)word, (u32)(word >> 32), (u32)counter, (u32)(counter >> 32),
-                                            (u32)key, (u32)(key >> 32));
-            const u64 a = ((u64)b.v[0] << 32) | b.v[1], c = ((u64)b.v[2] << 32) | b.v[3];
-            const double u1 = (double)((a >> 11) + 1) * 0x1.0p-53;  // (0, 1]
-            const double u2 = (double)(c >> 11) * 0x1.0p-53;        // [0, 1)
-            z = sigma * sqrt(-2.0 * log(u1)) * cospi(2.0 * u2);
-            if (fabs(z) <= bound) break;
-            z = z > 0 ? bound : -bound;
+// out (count int64): rounded Gaussian of standard deviation sigma, cut at 6 sigma (see above).
+extern "C" __global__ void rns_random_gaussian(long long* __restrict__ out, long long count, double sigma, u64 k0,
+                                              u64 k1, u64 k2, u64 k3, const u64* __restrict__ call_slot) {
+    const SamplerKey key = sampler_key(k0, k1, k2, k3);
+    const u64 call = *call_slot;
+    const double bound = SAMPLER_GAUSS_CUT * sigma;
+    SAMPLER_GROUPS_LOOP((count + SAMPLER_DRAWS_PER_BLOCK - 1) / SAMPLER_DRAWS_PER_BLOCK) {
+        const long long first = g * SAMPLER_DRAWS_PER_BLOCK;
+        double z[SAMPLER_DRAWS_PER_BLOCK];
+        unsigned pending = 0;  // bit j: draw j of this block still needs a value within the cut
+#pragma unroll
+        for (int j = 0; j < SAMPLER_DRAWS_PER_BLOCK; ++j) {
+            z[j] = 0.0;
+            if (first + j < count) pending |= 1u << j;
         }
-        out[i] = __double2ll_rn(z);
+        for (u32 attempt = 0; attempt < SAMPLER_GAUSS_ATTEMPTS && pending; ++attempt) {
+            u32 w[16];
+            sampler_block(key, call, attempt, g, w);
+#pragma unroll
+            for (int j = 0; j < SAMPLER_DRAWS_PER_BLOCK; ++j) {
+                if (pending >> j & 1u) {
+                    u64 lo, hi;
+                    sampler_draw(w, j, lo, hi);
+                    const double u1 = (double)((lo >> 11) + 1) * 0x1.0p-53;  // (0, 1]
+                    const double u2 = (double)(hi >> 11) * 0x1.0p-53;        // [0, 1)
+                    const double v = sigma * sqrt(-2.0 * log(u1)) * cospi(2.0 * u2);
+                    z[j] = v;
+                    if (fabs(v) <= bound) pending &= ~(1u << j);
+                }
+            }
+        }
+#pragma unroll
+        for (int j = 0; j < SAMPLER_DRAWS_PER_BLOCK; ++j) {
+            if (first + j < count) {
+                const double v = pending >> j & 1u ? (z[j] > 0 ? bound : -bound) : z[j];
+                out[first + j] = __double2ll_rn(v);
+            }
+        }
     }
 }

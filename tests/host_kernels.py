@@ -57,7 +57,7 @@ def compiler() -> str | None:
 
 @lru_cache(maxsize=2)
 def _library(source_name: str) -> ctypes.CDLL:
-    return host_library((kernel_dir() / source_name).read_text(), headers=("modarith.cuh",))
+    return host_library((kernel_dir() / source_name).read_text(), headers=("modarith.cuh", "chacha20.cuh"))
 
 
 def host_library(source: str, headers=(), defines=(), prelude: str = PRELUDE, flags=()) -> ctypes.CDLL:

@@ -10,15 +10,6 @@ import numpy as np
 
 import hebatch as hb
 
-PHILOX_ANSWERS = [  # Philox-4x32-10 known answers (counter c0..c3, key k0 k1 -> output), Salmon et al.
-    ((0, 0, 0, 0, 0, 0), (0x6627E8D5, 0xE169C58D, 0xBC57AC4C, 0x9B00DBD8)),
-    ((0xFFFFFFFF,) * 6, (0x408F276D, 0x41C83B0E, 0xA20BC7C6, 0x6D5451FD)),
-    (
-        (0x243F6A88, 0x85A308D3, 0x13198A2E, 0x03707344, 0xA4093822, 0x299F31D0),
-        (0xD16CFE09, 0x94FDCCEB, 0x5001E420, 0x24126EA1),
-    ),
-]
-
 
 def moduli_for(n: int, limbs: int, bits=(61, 55, 40, 30)) -> tuple[int, ...]:
     """`limbs` distinct NTT primes for n, taking bit sizes in turn (61 bits first)."""

@@ -141,7 +141,8 @@ class NumpyRnsOps(RnsOps):
             return y
         return np.where(negate, _mod_ops(tuple(moduli)).neg(y), y)
 
-    # -- secure sampling (os.urandom; never NumPy's generators) ---------------------------------
+    # -- secure sampling: every random bit comes from os.urandom (the operating system's CSPRNG), never
+    # from NumPy's generators; the GPU engine draws from ChaCha20 keyed from os.urandom instead.
     def random_uniform(self, shape, moduli):
         shape = tuple(shape)
         if shape[-2] != len(moduli):
@@ -167,18 +168,22 @@ class NumpyRnsOps(RnsOps):
         return (raw % 3).astype(np.int64).reshape(shape) - 1
 
     def random_gaussian(self, shape, sigma):
+        """Box-Muller on two 53-bit uniforms; z with |z| > 6 sigma redrawn, then rounded (as on the GPU)."""
+        sigma = float(sigma)
+        if not 0 < sigma < 2**40:
+            raise ValueError(f"sigma must be positive and finite, got {sigma}")
         shape = tuple(shape)
         count = math.prod(shape)
-        bound = 6.0 * float(sigma)
+        bound = 6.0 * sigma
         out = np.empty(count, dtype=np.int64)
         todo = np.arange(count)
         while todo.size:
             words = _secure_words(2 * todo.size)
             u1 = ((words[: todo.size] >> U64(11)).astype(np.float64) + 1.0) * 2.0**-53  # (0, 1]
             u2 = (words[todo.size :] >> U64(11)).astype(np.float64) * 2.0**-53
-            z = np.rint(float(sigma) * np.sqrt(-2.0 * np.log(u1)) * np.cos(2.0 * np.pi * u2))
-            keep = np.abs(z) <= bound
-            out[todo[keep]] = z[keep].astype(np.int64)
+            z = sigma * np.sqrt(-2.0 * np.log(u1)) * np.cos(2.0 * np.pi * u2)
+            keep = np.abs(z) <= bound  # the cut applies to z before rounding
+            out[todo[keep]] = np.rint(z[keep]).astype(np.int64)
             todo = todo[~keep]
         return out.reshape(shape)
 

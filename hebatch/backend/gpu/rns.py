@@ -2,7 +2,7 @@
 
 Every method validates its arguments on the host (shapes, dtypes, moduli), then launches one kernel
 on the current CUDA stream; nothing reads device data back or waits for the device (except once, when
-a constant table is first uploaded). Constant tables
+a constant table is first uploaded or a device's sampler counter is first zeroed). Constant tables
 (modulus constants, base-conversion factors, scalars) are built with Python ints and uploaded once
 per (device, moduli) and kept.
 
@@ -39,6 +39,9 @@ MAX_GRID_Y = 65535
 MAX_SRC_LIMBS = 64  # RNS_MAX_SRC in kernels/rns.cu
 MAX_PARTS = 4  # RNS_MAX_PARTS
 MAX_MODULUS_BITS = 62
+SAMPLER_DRAWS_PER_BLOCK = 4  # 128-bit draws per ChaCha20 block (kernels/rns.cu)
+SAMPLER_MAX_BLOCKS = 1 << 32  # keystream blocks under one nonce: ChaCha20's block counter has 32 bits
+SAMPLER_BLOCKS_PER_SM = 16  # sampler grids: enough resident threads per SM; the kernels loop over the rest
 
 
 def _check_moduli(moduli, name: str = "moduli") -> tuple[int, ...]:
@@ -92,9 +95,10 @@ class CupyRnsOps(RnsOps):
         cuda = getattr(xp, "cuda", None)
         self._runtime = cuda.runtime if cuda is not None else None
         self._functions: dict = {}
-        # Philox key and the starting call counter, both from the operating system's secure source
-        self._key = int.from_bytes(os.urandom(8), "little")
-        self._counter = int.from_bytes(os.urandom(8), "little")
+        # Sampler state per device: a ChaCha20 key from os.urandom and the device counter of call numbers
+        # (see _sampler); made on first use, and again in a forked child (which must not share them).
+        self._samplers: dict = {}
+        self._sampler_pid = os.getpid()
 
     # -- plumbing --------------------------------------------------------------------------------
     def _device(self) -> int:
@@ -165,12 +169,6 @@ class CupyRnsOps(RnsOps):
             return
         grid, block = self._geometry(rows, n, self._sm_count())
         self._function(name)(grid, block, args)
-
-    def _next_counter(self) -> np.uint64:
-        with self._lock:
-            value = self._counter
-            self._counter = (self._counter + 1) % 2**64
-        return np.uint64(value)
 
     # -- array checks ----------------------------------------------------------------------------
     def _array(self, x, name, dtype=np.uint64):
@@ -684,53 +682,90 @@ class CupyRnsOps(RnsOps):
             raise ValueError(f"{name} must have non-negative extents, got {shape}")
         return shape
 
+    # Random sampling: ChaCha20 keyed with 256 bits of os.urandom per engine and device, a fresh nonce per
+    # call (kernels/rns.cu states the mapping from keystream to samples; tests/sampler_model.py models it).
+    #
+    # CUDA graphs: a recorded graph repeats its launches with the arguments they had when recorded, so a
+    # call number passed as a launch argument would be replayed, and every replay would repeat the same
+    # keystream (the same encryption randomness for different messages). The call number is therefore
+    # claimed on the device (rns_sampler_claim, an atomic add on the engine's counter) in stream order just
+    # before each sampler, which reads it from device memory: every replay of a recorded sampling call draws
+    # under a new nonce. GraphReplayer (hebatch/backend/graphs.py) also compares a graph's first replay with
+    # a direct run and drops it when they differ, which fresh randomness always does, so encryption and key
+    # generation keep running their launches directly.
+    def _capturing(self) -> bool:
+        """Whether the current stream is recording a CUDA graph (False for array modules without CUDA)."""
+        if self._runtime is None:
+            return False
+        stream = self.xp.cuda.get_current_stream()
+        try:
+            return bool(stream.is_capturing())
+        except Exception:  # the legacy stream while another stream captures: treat as capturing
+            return True
+
+    def _sampler(self):
+        """(key, counter) of the current device: four uint64 words of a 256-bit ChaCha20 key from os.urandom,
+        and a one-word device array counting the calls (the nonces) drawn under it, made on first use."""
+        device = self._device()
+        with self._lock:
+            if self._sampler_pid != os.getpid():  # a forked child: never reuse the parent's key and nonces
+                self._samplers.clear()
+                self._sampler_pid = os.getpid()
+            state = self._samplers.get(device)
+            if state is None:
+                if self._capturing():
+                    # a counter made inside a recording would be reset by every replay
+                    raise RuntimeError("the first random sampling on a device cannot run inside a CUDA graph capture")
+                key = tuple(np.uint64(w) for w in np.frombuffer(os.urandom(32), dtype="<u8"))
+                counter = self.xp.zeros(1, dtype=np.uint64)
+                if self._runtime is not None:  # zeroed before any stream claims from it
+                    self.xp.cuda.get_current_stream().synchronize()
+                state = self._samplers[device] = (key, counter)
+        return state
+
+    def _sample(self, kernel, shape, dtype, args):
+        """A new array of `shape` filled by `kernel`, one draw per element, under a nonce claimed on the device."""
+        count = math.prod(shape)
+        blocks = -(-count // SAMPLER_DRAWS_PER_BLOCK)
+        if blocks > SAMPLER_MAX_BLOCKS:  # one nonce covers 2^32 blocks of keystream (a 32-bit counter)
+            raise ValueError(
+                f"shape has {count} elements; one random call draws at most "
+                f"{SAMPLER_MAX_BLOCKS * SAMPLER_DRAWS_PER_BLOCK} (split the batch)"
+            )
+        out = self.xp.empty(shape, dtype=dtype)
+        if count == 0:
+            return out
+        key, counter = self._sampler()
+        call = self.xp.empty(1, dtype=np.uint64)  # this call's number, written on the device
+        self._function("rns_sampler_claim")((1,), (1,), (counter, call))
+        grid = min(-(-blocks // BLOCK), self._sm_count() * SAMPLER_BLOCKS_PER_SM)
+        self._function(kernel)((grid,), (BLOCK,), (out, np.int64(count), *args, *key, call))
+        return out
+
+    def _shape(self, shape, name="shape"):
+        shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(int(d) for d in shape)
+        if any(d < 0 for d in shape):
+            raise ValueError(f"{name} must have non-negative extents, got {shape}")
+        return shape
+
     def random_uniform(self, shape, moduli):
-        """Uniform residues of shape (..., L, n) mod each limb's modulus (Philox, 128 bits per value)."""
+        """Uniform residues of shape (..., L, n) mod each limb's modulus (128 keystream bits per value)."""
         moduli = _check_moduli(moduli)
         shape = self._shape(shape)
         if len(shape) < 2 or shape[-2] != len(moduli):
             raise ValueError(f"shape must be (..., {len(moduli)}, n) for {len(moduli)} moduli, got {shape}")
         consts, ratios, _ = self._modulus_tables(moduli)
-        out = self.xp.empty(shape, dtype=np.uint64)
-        batch, limbs, n = math.prod(shape[:-2]), shape[-2], shape[-1]
-        self._launch(
-            "rns_random_uniform",
-            batch * limbs,
-            n,
-            (
-                out,
-                np.int64(batch),
-                np.int32(limbs),
-                np.int64(n),
-                consts,
-                ratios,
-                np.uint64(self._key),
-                self._next_counter(),
-            ),
-        )
-        return out
-
-    def _flat_random(self, kernel, shape, extra=()):
-        shape = self._shape(shape)
-        out = self.xp.empty(shape, dtype=np.int64)
-        count = math.prod(shape)
-        if count >= 2**56:
-            raise ValueError(f"shape {shape} has too many elements for one call")
-        if count:
-            block = BLOCK
-            grid = (min(-(-count // block), 1 << 20),)
-            self._function(kernel)(
-                grid, (block,), (out, np.int64(count), *extra, np.uint64(self._key), self._next_counter())
-            )
-        return out
+        args = (np.int32(len(moduli)), np.int64(shape[-1]), consts, ratios)
+        return self._sample("rns_random_uniform", shape, np.uint64, args)
 
     def random_ternary(self, shape):
         """int64 values uniform in {-1, 0, 1}."""
-        return self._flat_random("rns_random_ternary", shape)
+        shape = self._shape(shape)
+        return self._sample("rns_random_ternary", shape, np.int64, ())
 
     def random_gaussian(self, shape, sigma=3.2):
         """int64 rounded Gaussian values of standard deviation sigma, tails cut at 6 sigma."""
         sigma = float(sigma)
         if not 0 < sigma < 2**40:
             raise ValueError(f"sigma must be positive and finite, got {sigma}")
-        return self._flat_random("rns_random_gaussian", shape, (np.float64(sigma),))
+        return self._sample("rns_random_gaussian", self._shape(shape), np.int64, (np.float64(sigma),))
