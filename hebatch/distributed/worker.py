@@ -24,6 +24,8 @@ from __future__ import annotations
 import os
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import cached_property
+from typing import NoReturn
 
 import numpy as np
 
@@ -59,9 +61,16 @@ class EntryCheck:
         return len(self.names)
 
     def bound(self, xp):
+        if xp is np:
+            return self._host_bound
+        return xp.asarray(self._host_bound)
+
+    @cached_property
+    def _host_bound(self) -> np.ndarray:
+        """The moduli as a NumPy array against which entries compare (made once per check, not per task)."""
         if self.rns:
-            return xp.asarray(np.array(self.moduli, dtype=np.uint64).reshape(-1, 1))
-        return xp.asarray(np.array(self.moduli[0], dtype=np.uint64))
+            return np.array(self.moduli, dtype=np.uint64).reshape(-1, 1)
+        return np.array(self.moduli[0], dtype=np.uint64)
 
     def host_check(self, arrays, xp=np) -> None:
         """hb.ntt's check and message: ValueError for the first operand with an entry >= its modulus."""
@@ -118,10 +127,14 @@ def on_worker(fn, *operands, device: str = "auto", keep_on_device: bool = False,
     the first check.operands operands are checked (fused on the device, or with NumPy on the CPU)
     and fn need not check them again; a failure raises ValueError naming the operand.
     """
+    return _on_worker(current_state(), fn, operands, device, keep_on_device, check)
+
+
+def _on_worker(state, fn, operands, device, keep_on_device, check):
     on_device = any(is_device_array(op) for op in operands)
     if not on_device:
         on_cpu = device == "cpu" or any(op.size == 0 for op in operands)
-        if not on_cpu and not worker_has_gpu():
+        if not on_cpu and not state.has_gpu():
             if device == "gpu":
                 raise RuntimeError("device='gpu' but this worker sees no CUDA GPU with CuPy")
             on_cpu = True
@@ -386,18 +399,28 @@ def describe_block(label: str, block_info) -> str:
 
 
 @contextmanager
-def failures_named(where: str):
-    """Re-raise a failure of the block with `where` (the task's chunk) in its message; the original
-    stays its __cause__."""
+def failures_named(where):
+    """Re-raise a failure of the block with `where` (the task's chunk, or a function giving it, called
+    only on failure) in its message; the original stays its __cause__."""
     try:
         yield
     except _CONTEXT_TYPES as exc:
-        if type(exc) not in _CONTEXT_TYPES:  # subclasses may take other constructor arguments
-            raise
-        raise type(exc)(f"{exc} (in {where})") from exc
+        _rename(exc, where)
 
 
-def run_task(fn, *operands, device: str, where: str, keep_on_device: bool = False, check: EntryCheck | None = None):
-    """on_worker, with the task named in the message of a failure (the original is its __cause__)."""
-    with failures_named(where), current_state().phase("task"):
-        return on_worker(fn, *operands, device=device, keep_on_device=keep_on_device, check=check)
+def _rename(exc, where) -> NoReturn:
+    if type(exc) not in _CONTEXT_TYPES:  # subclasses may take other constructor arguments
+        raise exc
+    raise type(exc)(f"{exc} (in {where if isinstance(where, str) else where()})") from exc
+
+
+def run_task(fn, *operands, device: str, where, keep_on_device: bool = False, check: EntryCheck | None = None):
+    """on_worker, with the task named in the message of a failure (the original is its __cause__).
+
+    where: the task's name for that message, or a function giving it (called only on failure)."""
+    state = current_state()
+    try:
+        with state.phase("task"):
+            return _on_worker(state, fn, operands, device, keep_on_device, check)
+    except _CONTEXT_TYPES as exc:
+        _rename(exc, where)
