@@ -40,6 +40,8 @@ class WorkerState:
         self.warmed: list = []  # transforms whose kernels were loaded at start-up
         self.allocator = "cupy"  # CuPy's allocator: "cupy" (its own pool) or "rmm"
         self.timed = os.environ.get("HEBATCH_TASK_TIMES") == "1"
+        # CuPy's per-thread default streams do not wait for the task streams: tasks then wait for theirs
+        self.per_thread_default_stream = os.environ.get("CUPY_CUDA_PER_THREAD_DEFAULT_STREAM") == "1"
         self.times: dict = {}  # phase -> (host seconds, count), when timed
         self._phases: dict = {}  # phase name -> its context manager (see `phase`)
 
@@ -116,6 +118,20 @@ class WorkerState:
             _, event = self.producers.get(_base_ptr(array), (None, None))
         if event is not None:
             event.synchronize()
+
+    def device_flag(self):
+        """This thread's one-byte device flag on the current GPU (for the entry check: reset, set and
+        read in its stream's order, so one serves every task of the thread)."""
+        import cupy
+
+        device = cupy.cuda.Device().id
+        flags = getattr(self._thread, "device_flags", None)
+        if flags is None:
+            flags = self._thread.device_flags = {}
+        flag = flags.get(device)
+        if flag is None:
+            flag = flags[device] = cupy.zeros((), cupy.bool_)
+        return flag
 
     def pinned_flag(self):
         """This thread's one-byte pinned buffer for a device verdict (reused: read before the next use)."""
