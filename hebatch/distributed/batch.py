@@ -106,24 +106,42 @@ class _Chain:
         return y
 
 
+STARTS_KEPT = 64  # irregular chunks: rows named in errors up to this many chunks (else just the chunk index)
+
+
 @dataclass(frozen=True)
 class _Job:
     """What every task of one lazy result runs, prepared once when its graph is built rather than in
     each task: the chain as it runs (its first step unchecked, the entry check covering it), the entry
-    check, the device word, and the task group's name and chunk starts for error messages."""
+    check, the device word, and the task group's name and chunk rows for error messages (a few
+    numbers, as the job ships with every task: not a list as long as the batch)."""
 
     chain: _Chain
     check: EntryCheck | None
     device: str
     label: str
-    starts: tuple[int, ...]  # row offsets of the chunks along axis 0, and the end of the last
+    step: int = 0  # rows per chunk along axis 0 when every chunk but the last has that many, else 0
+    rows: int = 0  # length of axis 0
+    starts: tuple[int, ...] = ()  # else the chunks' row offsets and the end of the last (a few chunks)
+
+    @staticmethod
+    def row_layout(chunks: tuple[int, ...]) -> dict:
+        """step, rows and starts (the fields above) for chunk lengths `chunks` along axis 0."""
+        if chunks and all(c == chunks[0] for c in chunks[:-1]) and chunks[-1] <= chunks[0]:
+            return {"step": chunks[0], "rows": sum(chunks)}
+        if len(chunks) <= STARTS_KEPT:
+            return {"starts": tuple(np.cumsum((0,) + tuple(chunks)).tolist())}
+        return {}
 
     def where(self, block_id) -> str:
         """'<label> chunk (i, ...) rows a:b' (for a failure: made only then)."""
         if not block_id:
             return self.label
-        i = block_id[0]
-        rows = f" rows {self.starts[i]}:{self.starts[i + 1]}" if i + 1 < len(self.starts) else ""
+        i, rows = block_id[0], ""
+        if self.step:
+            rows = f" rows {i * self.step}:{min((i + 1) * self.step, self.rows)}"
+        elif i + 1 < len(self.starts):
+            rows = f" rows {self.starts[i]}:{self.starts[i + 1]}"
         return f"{self.label} chunk {tuple(block_id)}{rows}"
 
 
@@ -146,11 +164,13 @@ def _lazy(operands, step, device: str, label: str, meta, dtype) -> da.Array:
     if fused is not None and fused[2] == device:
         operands, previous, _, before = fused
         chain, label = _Chain(previous.steps + (step,)), f"{before}_then_{label.split('_')[0]}"
-    rows = broadcast_chunks(*(op.chunks for op in operands))[0] if operands[0].ndim else ()
-    job = _Job(chain.unchecked(), chain.entry_check(), device, label, tuple(np.cumsum((0,) + tuple(rows)).tolist()))
+    rows = tuple(broadcast_chunks(*(op.chunks for op in operands))[0]) if operands[0].ndim else ()
+    job = _Job(chain.unchecked(), chain.entry_check(), device, label, **_Job.row_layout(rows))
     y = da.map_blocks(_chunk_task, *operands, job=job, dtype=dtype, meta=meta, token=label)
-    if y.ndim and y.chunks[0] != tuple(rows):  # not expected: errors then name the chunk without its rows
-        y = da.map_blocks(_chunk_task, *operands, job=replace(job, starts=()), dtype=dtype, meta=meta, token=label)
+    if y.ndim and y.chunks[0] != rows:  # not expected: errors then name the chunk without its rows
+        y = da.map_blocks(
+            _chunk_task, *operands, job=replace(job, step=0, starts=()), dtype=dtype, meta=meta, token=label
+        )
     setattr(y, FUSED, (tuple(operands), chain, device, label))
     return y
 
