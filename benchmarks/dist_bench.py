@@ -107,7 +107,7 @@ def parse_args(argv=None):
         "device_gib": (16.0, 16.0, 1 / 64),
         "large_log_n": ([26, 28], [24, 26], [16]),
         "repeats": (5, 3, 2),
-        "tasks": (1024, 512, 256),
+        "tasks": (1024, 512, 64),
     }
     for name, values in defaults.items():
         if getattr(args, name) is None:
