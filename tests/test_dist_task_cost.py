@@ -100,3 +100,21 @@ def test_given_roots_are_kept_and_results_bit_identical():
     assert np.array_equal(y.compute(scheduler="sync"), hb.ntt(x, q, root=root))
     job = next(iter(_tasks(y).values())).kwargs["job"]
     assert job.chain.steps[0].root == root
+
+
+@pytest.mark.gpu
+def test_gpu_device_check_flag_per_thread_finds_b_and_resets():
+    """On a GPU worker: the entry check of device chunks sets one reused flag per task thread; a bad
+    entry in b only is found and named, and the jobs after it on the same threads pass."""
+    q = hb.ntt_primes(60, 2**10, 2)
+    with dist.cluster(device="gpu", threads_per_worker=2, dashboard_address=":0", verbose=False):
+        a = np.stack([residues(m, (64, 2**10)) for m in q], axis=1)
+        b = a[::-1].copy()
+        ad = dist.to_device(dist.from_numpy(a, chunks=8)).persist()
+        bad = b.copy()
+        bad[42, 1, 3] = q[1]
+        with pytest.raises(ValueError, match=r"b has entries >= .*chunk \(5, 0, 0\) rows 40:48"):
+            dist.run(dist.polymul(ad, dist.to_device(dist.from_numpy(bad, chunks=8)), q))
+        for _ in range(2):
+            got = dist.run(dist.to_host(dist.polymul(ad, dist.to_device(dist.from_numpy(b, chunks=8)), q)))
+            assert np.array_equal(got, hb.polymul(a, b, q))
