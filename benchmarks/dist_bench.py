@@ -18,6 +18,11 @@ Cases (each runs on its own; a failure is recorded with its error text and the r
               chunks, <= 25% at 64 MiB), at two batch sizes: the whole-job overhead (Dask's fixed
               cost per job included), the marginal overhead per chunk (slope between the sizes) and
               the fixed cost per job are reported apart, with host time per task phase on the worker
+  task_cost   the fixed host cost per task, with kernels of ~0 time: many one-row chunks through dist.ntt,
+              its unchecked form and an ntt -> intt chain, against a graph of no-op tasks over the same
+              chunks, a plain loop of the same hb calls and the task function called without Dask (our
+              part of a task), with a profile of that function; on one GPU worker, or on an in-process
+              CPU worker with the GPU worker's threads when there is no GPU (or with --cpu)
   scaling     device-resident batch job on 1, 2, 4 GPUs (as many as visible), speedup over 1 GPU
   large       dist.ntt_large at 2^26 and 2^28 on 2 and 4 GPUs (both transposes), time split into
               transforms and transposes, against hb.ntt and cupy.fft.fft on one GPU
@@ -54,7 +59,7 @@ if str(ROOT) not in sys.path:  # run from a source checkout without installing
 import hebatch as hb  # noqa: E402
 from hebatch import dist  # noqa: E402
 
-CASES = ("host_memory", "copy", "probe", "host_batch", "overhead", "scaling", "large")
+CASES = ("host_memory", "copy", "probe", "host_batch", "overhead", "task_cost", "scaling", "large")
 GIB, MIB = 1 << 30, 1 << 20
 
 
@@ -72,6 +77,7 @@ def parse_args(argv=None):
     p.add_argument("--host-gib", type=float, default=None, help="input size of host_batch")
     p.add_argument("--device-gib", type=float, default=None, help="input size of overhead and scaling")
     p.add_argument("--large-log-n", type=int, nargs="+", default=None, help="sizes of the large case")
+    p.add_argument("--tasks", type=int, default=None, help="task_cost: one-row chunks in the batch")
     p.add_argument("--max-gpus", type=int, default=4, help="use at most this many GPUs")
     p.add_argument("--threads", type=int, default=None, help="task threads per GPU worker (default: dist.cluster's)")
     p.add_argument(
@@ -101,6 +107,7 @@ def parse_args(argv=None):
         "device_gib": (16.0, 16.0, 1 / 64),
         "large_log_n": ([26, 28], [24, 26], [16]),
         "repeats": (5, 3, 2),
+        "tasks": (1024, 512, 64),
     }
     for name, values in defaults.items():
         if getattr(args, name) is None:
@@ -576,6 +583,120 @@ def _timed_host(fn, repeats):
     return _median(times)
 
 
+def _graph_tasks(y):
+    """The tasks of lazy array y as the worker runs them (Dask's task objects), with the values of the
+    keys they read (computed here), so they can be called without Dask."""
+    import dask
+    from dask.core import flatten
+
+    graph = dict(y.__dask_graph__())
+    tasks = [graph[k] for k in flatten(y.__dask_keys__())]
+    deps = sorted(set().union(*(t.dependencies for t in tasks)), key=str)
+    values = dict(zip(deps, dask.get(graph, deps)))
+    return [(t, {d: values[d] for d in t.dependencies}) for t in tasks]
+
+
+def _profile(fn, top=15):
+    """cProfile of fn(): the `top` functions by own time, as (function, own seconds, calls)."""
+    import cProfile
+    import pstats
+
+    profiler = cProfile.Profile()
+    profiler.runcall(fn)
+    stats = pstats.Stats(profiler).stats
+    rows = sorted(stats.items(), key=lambda kv: -kv[1][2])[:top]
+    return [(f"{pathlib.Path(f).name}:{line}({name})", tt, nc) for (f, line, name), (_, nc, tt, _, _) in rows]
+
+
+def case_task_cost(args, ctx):
+    """Fixed host cost per task of the scheduler path, measured with kernels of ~0 time.
+
+    A batch of `--tasks` one-row chunks (2^log_n x limbs: log_n <= 10 on a GPU, 4 on the CPU) on one
+    worker with the GPU worker's task threads (on its GPU, device-resident; else an in-process CPU
+    worker). Per job, in microseconds per task: dist.ntt (checked and not), an ntt -> intt chain and
+    a no-op graph (whole batch, and the slope between it and a quarter of it: marginal); a plain loop
+    of the same hb calls; and the job's tasks called here without Dask (what a task costs beyond hb),
+    with a profile of those calls."""
+    from hebatch.benchmarks.harness import host_time
+    from hebatch.distributed.cluster import GPU_THREADS
+
+    on_gpu = bool(ctx["gpus"]) and not args.cpu
+    log_n, limbs = min(args.log_n, 10 if on_gpu else 4), min(args.limbs, 2)
+    n = 1 << log_n
+    moduli = hb.ntt_primes(60, n, limbs)
+    count = max(8, args.tasks)
+    small = count // 4
+    chunk_bytes = limbs * n * 8
+    threads = PROTOCOL["threads_per_worker"] or GPU_THREADS
+    jobs = {
+        "ntt": lambda v: dist.ntt(v, moduli, negacyclic=True),
+        "ntt_unchecked": lambda v: dist.ntt(v, moduli, negacyclic=True, check=False),
+        "chain": lambda v: dist.intt(dist.ntt(v, moduli, negacyclic=True), moduli, negacyclic=True),
+        "noop_graph": lambda v: v.map_blocks(_touch, dtype=v.dtype, meta=v._meta),
+    }
+    loops = {
+        "ntt": lambda c: hb.ntt(c, moduli, negacyclic=True),
+        "ntt_unchecked": lambda c: hb.ntt(c, moduli, negacyclic=True, check=False),
+        "chain": lambda c: hb.intt(hb.ntt(c, moduli, negacyclic=True), moduli, negacyclic=True),
+        "noop_graph": lambda c: c,
+    }
+    cluster = (
+        gpu_cluster(1, [(log_n, moduli, True)])
+        if on_gpu
+        else dist.cluster(
+            device="cpu",
+            n_workers=1,
+            threads_per_worker=threads,
+            processes=False,
+            verbose=False,
+            dashboard_address=None,
+        )
+    )
+    result = {"on": "gpu" if on_gpu else "cpu", "log_n": log_n, "limbs": limbs, "tasks": count, "threads": threads}
+    with cluster as client:
+        x = random_batch(client, count * chunk_bytes, chunk_bytes, n, moduli, on_device=on_gpu)
+        xs = {count: x, small: x[:small]}
+        chunks = [_random_chunk((1, limbs, n), tuple(moduli), s, on_gpu) for s in range(count)]
+        import dask.array as da
+
+        local = da.concatenate([da.from_array(c, chunks=c.shape, asarray=False) for c in chunks])
+        for name, job in jobs.items():
+            entry = {}
+            for size in (count, small):
+                seconds, _ = time_dask(client, lambda: job(xs[size]), args.repeats)
+                entry["dist_us_per_task" if size == count else "small_dist_us_per_task"] = 1e6 * seconds / size
+                entry["dist_seconds" if size == count else "small_dist_seconds"] = seconds
+            entry["marginal_dist_us_per_task"] = 1e6 * _marginal(
+                entry["small_dist_seconds"], entry["dist_seconds"], small, count
+            )
+
+            def loop(_, fn=loops[name]):
+                for c in chunks:
+                    fn(c)
+                _sync_device()
+
+            entry["loop_us_per_task"] = 1e3 * host_time(loop, [None], args.repeats) / count
+            tasks = _graph_tasks(job(local))
+
+            def direct(_, tasks=tasks):
+                for task, values in tasks:
+                    task(values)
+                _sync_device()
+
+            entry["direct_us_per_task"] = 1e3 * host_time(direct, [None], args.repeats) / count
+            entry["task_beyond_hb_us"] = entry["direct_us_per_task"] - entry["loop_us_per_task"]
+            # what Dask adds per task (scheduling, messages, the worker's bookkeeping) beyond the task
+            entry["dask_beyond_task_us"] = entry["marginal_dist_us_per_task"] - entry["direct_us_per_task"]
+            entry["graph_build_ms"] = 1e3 * _timed_host(lambda job=job: job(x), args.repeats)
+            entry["profile_top_own_time"] = [
+                (where, 1e6 * seconds / count, calls / count)
+                for where, seconds, calls in _profile(lambda d=direct: d(None))
+            ]  # per task: function, own microseconds, calls
+            result[name] = entry
+        x = xs = chunks = local = None  # released before the next case allocates
+    return result
+
+
 def case_probe(args, ctx):
     """Costs inside a task, measured alone on GPU 0 for one chunk of the largest chunk size: the entry
     check as a reduction to one scalar (the earlier kernel) and as the elementwise flag kernel now used,
@@ -773,6 +894,7 @@ CASE_FUNCTIONS = {
     "probe": case_probe,
     "host_batch": case_host_batch,
     "overhead": case_overhead,
+    "task_cost": case_task_cost,
     "scaling": case_scaling,
     "large": case_large,
 }
@@ -855,6 +977,18 @@ def summary_rows(record):
                         ", ".join(parts) + f"; no-op graph {c['noop_graph_seconds'] * 1e3:.1f} ms "
                         f"({c['noop_graph_marginal_ms_per_chunk']:.2f} ms/chunk); one-task round trip "
                         f"{c['one_task_roundtrip_ms']:.1f} ms",
+                    )
+                )
+        elif name == "task_cost":
+            for job in ("ntt", "ntt_unchecked", "chain", "noop_graph"):
+                c = r[job]
+                rows.append(
+                    (
+                        name,
+                        f"{job}, {r['tasks']} tasks on {r['on']}, us/task",
+                        f"dist {c['dist_us_per_task']:.0f} (marginal {c['marginal_dist_us_per_task']:.0f}), "
+                        f"task alone {c['direct_us_per_task']:.0f}, loop {c['loop_us_per_task']:.0f}; "
+                        f"task beyond hb {c['task_beyond_hb_us']:.0f}, Dask beyond task {c['dask_beyond_task_us']:.0f}",
                     )
                 )
         elif name == "scaling":

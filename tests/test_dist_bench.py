@@ -33,6 +33,9 @@ def test_cpu_smoke_run_writes_json(bench, tmp_path, monkeypatch, capsys):
     host = cases["host_batch"]["result"]["chunks"][0]
     assert host["fraction_of_host_copy"] > 0 and record["wall_seconds"] > 0
     assert host["GBps"] > 0 and host["input_bytes"] > 0 and len(host["runs"]) == 2
+    cost = cases["task_cost"]["result"]
+    assert cost["on"] == "cpu" and cost["tasks"] == 64 and set(cost) >= {"ntt", "ntt_unchecked", "chain", "noop_graph"}
+    assert all(cost[job]["dist_us_per_task"] > 0 and cost[job]["profile_top_own_time"] for job in ("ntt", "chain"))
     large = cases["large"]["result"]
     assert {r["transpose"] for r in large["runs"]} == {"tasks", "direct"}
     for run in large["runs"]:

@@ -228,6 +228,23 @@ def test_entry_check_fused_on_the_device(model_gpu, monkeypatch, bad_row):
         worker.on_worker(_on_model_device(lambda u, v: hb.polymul(u, v, Q, check=False)), x, b, check=pair)
 
 
+def test_device_check_shares_one_flag_per_thread_reset_per_task(model_gpu):
+    """Device operands: every checked operand sets this thread's one flag, which each task resets, so
+    a failure (here only in b) is found, and a good task after it passes."""
+    x = np.stack([residues(q, (6, 2**10)) for q in Q], axis=1)
+    a, b = x.copy().view(model_gpu.ndarray), x[::-1].copy().view(model_gpu.ndarray)
+    pair = worker.EntryCheck(tuple(Q), True, ("a", "b"))
+    fn = _on_model_device(lambda u, v: hb.polymul(u, v, Q, check=False))
+    b_bad = b.copy().view(model_gpu.ndarray)
+    b_bad[4, 1, 7] = Q[1]
+    with pytest.raises(ValueError, match=r"^b has entries >= its limb's modulus"):
+        worker.on_worker(fn, a, b_bad, check=pair)
+    flag = worker.current_state().device_flag()
+    got = worker.on_worker(fn, a, b, check=pair)
+    assert np.array_equal(np.asarray(got), hb.polymul(x, x[::-1], Q))
+    assert worker.current_state().device_flag() is flag and not bool(flag)
+
+
 def test_host_waits_once_per_task_after_everything_is_queued(model_gpu, monkeypatch):
     """Host chunks: every slice is queued before the host waits (one wait per stream, at the end).
     Device chunks: no wait without the entry check; with it, one wait, after the transform is queued."""

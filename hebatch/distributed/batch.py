@@ -8,16 +8,18 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from functools import partial
 
 import dask.array as da
 import numpy as np
+from dask.array.core import broadcast_chunks
 
 from ..device import array_module
 from ..ntt.api import ntt as array_ntt
 from ..ntt.api import polymul as array_polymul
 from ..ntt.validate import TransformArgs, _check_flag, check_polymul_args, check_transform_args
 from .arrays import as_batch, chunk_backend
-from .worker import EntryCheck, check_device, describe_block, run_task
+from .worker import EntryCheck, check_device, run_task
 
 
 def task_label(operation: str, negacyclic: bool, n: int) -> str:
@@ -31,7 +33,7 @@ class _Transform:
     """The arguments of one batched transform, validated on the client; small to ship with a task."""
 
     modulus: int | tuple[int, ...]
-    root: int | tuple[int, ...]
+    root: int | tuple[int, ...] | None  # None: the default root
     negacyclic: bool
     inverse: bool
     algorithm: str
@@ -104,10 +106,47 @@ class _Chain:
         return y
 
 
-def _chunk_task(*blocks, op, device, label, block_info=None):
-    return run_task(
-        op.unchecked(), *blocks, device=device, where=describe_block(label, block_info), check=op.entry_check()
-    )
+STARTS_KEPT = 64  # irregular chunks: rows named in errors up to this many chunks (else just the chunk index)
+
+
+@dataclass(frozen=True)
+class _Job:
+    """What every task of one lazy result runs, prepared once when its graph is built rather than in
+    each task: the chain as it runs (its first step unchecked, the entry check covering it), the entry
+    check, the device word, and the task group's name and chunk rows for error messages (a few
+    numbers, as the job ships with every task: not a list as long as the batch)."""
+
+    chain: _Chain
+    check: EntryCheck | None
+    device: str
+    label: str
+    step: int = 0  # rows per chunk along axis 0 when every chunk but the last has that many, else 0
+    rows: int = 0  # length of axis 0
+    starts: tuple[int, ...] = ()  # else the chunks' row offsets and the end of the last (a few chunks)
+
+    @staticmethod
+    def row_layout(chunks: tuple[int, ...]) -> dict:
+        """step, rows and starts (the fields above) for chunk lengths `chunks` along axis 0."""
+        if chunks and all(c == chunks[0] for c in chunks[:-1]) and chunks[-1] <= chunks[0]:
+            return {"step": chunks[0], "rows": sum(chunks)}
+        if len(chunks) <= STARTS_KEPT:
+            return {"starts": tuple(np.cumsum((0,) + tuple(chunks)).tolist())}
+        return {}
+
+    def where(self, block_id) -> str:
+        """'<label> chunk (i, ...) rows a:b' (for a failure: made only then)."""
+        if not block_id:
+            return self.label
+        i, rows = block_id[0], ""
+        if self.step:
+            rows = f" rows {i * self.step}:{min((i + 1) * self.step, self.rows)}"
+        elif i + 1 < len(self.starts):
+            rows = f" rows {self.starts[i]}:{self.starts[i + 1]}"
+        return f"{self.label} chunk {tuple(block_id)}{rows}"
+
+
+def _chunk_task(*blocks, job, block_id=None):
+    return run_task(job.chain, *blocks, device=job.device, where=partial(job.where, block_id), check=job.check)
 
 
 FUSED = "_hebatch_fused"  # attribute of a result of ntt/intt/polymul: (operands, chain, device, label)
@@ -116,13 +155,22 @@ FUSED = "_hebatch_fused"  # attribute of a result of ntt/intt/polymul: (operands
 def _lazy(operands, step, device: str, label: str, meta, dtype) -> da.Array:
     """One task per chunk applying `step` to the operands' chunks. When the single operand is itself an
     unchanged result of this module (same device), the step joins that result's chain instead: one
-    task per chunk for the whole chain, and its intermediates never leave the task."""
+    task per chunk for the whole chain, and its intermediates never leave the task.
+
+    Tasks get their chunk index (block_id), not Dask's block_info: that one is a dictionary per task
+    built on the client and shipped with the task, a cost per chunk that block_id does not have."""
     chain = _Chain((step,))
     fused = getattr(operands[0], FUSED, None) if len(operands) == 1 else None
     if fused is not None and fused[2] == device:
         operands, previous, _, before = fused
         chain, label = _Chain(previous.steps + (step,)), f"{before}_then_{label.split('_')[0]}"
-    y = da.map_blocks(_chunk_task, *operands, op=chain, device=device, label=label, dtype=dtype, meta=meta, token=label)
+    rows = tuple(broadcast_chunks(*(op.chunks for op in operands))[0]) if operands[0].ndim else ()
+    job = _Job(chain.unchecked(), chain.entry_check(), device, label, **_Job.row_layout(rows))
+    y = da.map_blocks(_chunk_task, *operands, job=job, dtype=dtype, meta=meta, token=label)
+    if y.ndim and y.chunks[0] != rows:  # not expected: errors then name the chunk without its rows
+        y = da.map_blocks(
+            _chunk_task, *operands, job=replace(job, step=0, starts=()), dtype=dtype, meta=meta, token=label
+        )
     setattr(y, FUSED, (tuple(operands), chain, device, label))
     return y
 
@@ -181,9 +229,10 @@ def ntt(
     args = check_transform_args(x.shape, x.dtype, modulus, negacyclic=negacyclic, algorithm=algorithm, root=root)
     check = _checked_here(check, args, x)
     x = _whole_transform_axes(as_batch(x), args, "x")
-    op = _Transform(
-        _per_limb(args.moduli, args), _per_limb(args.roots, args), args.negacyclic, inverse, args.algorithm, check
-    )
+    # A default root is left for the task's hb.ntt to derive: its validation of arguments seen before is
+    # then a dictionary lookup, while a given root is checked again in every task (number theory per limb).
+    roots = None if root is None else _per_limb(args.roots, args)
+    op = _Transform(_per_limb(args.moduli, args), roots, args.negacyclic, inverse, args.algorithm, check)
     label = task_label("intt" if inverse else "ntt", args.negacyclic, args.n)
     return _lazy((x,), op, device, label, x._meta, x.dtype)
 
@@ -223,7 +272,7 @@ def polymul(a, b, modulus, *, negacyclic=True, algorithm="auto", device="auto", 
         for axis in range(a.ndim)
         if a.shape[axis] == b.shape[axis] and a.chunks[axis] != b.chunks[axis]
     }
-    if aligned:  # b chunked like a along the batch axes they share (Dask's block_info needs it)
+    if aligned:  # b chunked like a along the batch axes they share (Dask's map_blocks needs it)
         b = b.rechunk(aligned)
     op = _Polymul(_per_limb(args.moduli, args), args.negacyclic, args.algorithm, check)
     label = task_label("polymul", args.negacyclic, args.n)

@@ -15,7 +15,7 @@ import os
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager, nullcontext
+from contextlib import nullcontext
 
 import numpy as np
 
@@ -40,7 +40,10 @@ class WorkerState:
         self.warmed: list = []  # transforms whose kernels were loaded at start-up
         self.allocator = "cupy"  # CuPy's allocator: "cupy" (its own pool) or "rmm"
         self.timed = os.environ.get("HEBATCH_TASK_TIMES") == "1"
+        # CuPy's per-thread default streams do not wait for the task streams: tasks then wait for theirs
+        self.per_thread_default_stream = os.environ.get("CUPY_CUDA_PER_THREAD_DEFAULT_STREAM") == "1"
         self.times: dict = {}  # phase -> (host seconds, count), when timed
+        self._phases: dict = {}  # phase name -> its context manager (see `phase`)
 
     # -- devices ---------------------------------------------------------------------------------
     def has_gpu(self) -> bool:
@@ -116,6 +119,20 @@ class WorkerState:
         if event is not None:
             event.synchronize()
 
+    def device_flag(self):
+        """This thread's one-byte device flag on the current GPU (for the entry check: reset, set and
+        read in its stream's order, so one serves every task of the thread)."""
+        import cupy
+
+        device = cupy.cuda.Device().id
+        flags = getattr(self._thread, "device_flags", None)
+        if flags is None:
+            flags = self._thread.device_flags = {}
+        flag = flags.get(device)
+        if flag is None:
+            flag = flags[device] = cupy.zeros((), cupy.bool_)
+        return flag
+
     def pinned_flag(self):
         """This thread's one-byte pinned buffer for a device verdict (reused: read before the next use)."""
         import cupyx
@@ -152,24 +169,24 @@ class WorkerState:
     def phase(self, name: str):
         """An NVTX range around a phase of a task (copy in, transform, copy out, ...) on a GPU worker, as
         Nsight Systems shows them; nothing on CPU workers. With HEBATCH_TASK_TIMES=1 the host time spent
-        in each phase (queuing work, or waiting for it) is also summed (`task_times`)."""
-        if not self.has_gpu():
-            return nullcontext()
-        if self.timed:
-            return self._timed(name)
-        return _nvtx_range(name)
+        in each phase (queuing work, or waiting for it) is also summed (`task_times`).
+        Tasks enter several phases each, so this is kept to a lookup: one range object per name,
+        made once (ranges hold no state of their own)."""
+        found = self._phases.get(name)
+        if found is None:
+            if not self.has_gpu():
+                found = nullcontext()
+            else:
+                found = _Range(_nvtx(), name)
+                if self.timed:
+                    found = _Timed(self, found, name)
+            self._phases[name] = found
+        return found
 
-    @contextmanager
-    def _timed(self, name: str):
-        start = time.perf_counter()
-        try:
-            with _nvtx_range(name):
-                yield
-        finally:
-            elapsed = time.perf_counter() - start
-            with self.lock:
-                total, count = self.times.get(name, (0.0, 0))
-                self.times[name] = (total + elapsed, count + 1)
+    def _add_time(self, name: str, elapsed: float) -> None:
+        with self.lock:
+            total, count = self.times.get(name, (0.0, 0))
+            self.times[name] = (total + elapsed, count + 1)
 
     def task_times(self, reset: bool = False) -> dict:
         """{phase: (host seconds summed over tasks, count)} since the last reset (HEBATCH_TASK_TIMES=1)."""
@@ -195,18 +212,54 @@ def _base_ptr(a) -> int:
     return int(getattr(memory, "ptr", None) or a.data.ptr)
 
 
-@contextmanager
-def _nvtx_range(name: str):
+def _nvtx():
+    """CuPy's NVTX module, or None without it."""
     try:
         from cupy.cuda import nvtx
     except ImportError:
-        yield
-        return
-    nvtx.RangePush(name)
-    try:
-        yield
-    finally:
-        nvtx.RangePop()
+        return None
+    return nvtx
+
+
+class _Range:
+    """An NVTX range as a reusable context manager (no state per use, so threads may share it)."""
+
+    __slots__ = ("name", "pop", "push")
+
+    def __init__(self, nvtx, name: str):
+        self.name = name
+        self.push = nvtx.RangePush if nvtx is not None else None
+        self.pop = nvtx.RangePop if nvtx is not None else None
+
+    def __enter__(self):
+        if self.push is not None:
+            self.push(self.name)
+
+    def __exit__(self, *exc):
+        if self.pop is not None:
+            self.pop()
+
+
+class _Timed:
+    """A phase's range with its host time summed into the state (HEBATCH_TASK_TIMES=1). Start times are
+    kept per thread (a stack: one name may nest), so threads may share it."""
+
+    __slots__ = ("inner", "local", "name", "state")
+
+    def __init__(self, state, inner, name: str):
+        self.state, self.inner, self.name, self.local = state, inner, name, threading.local()
+
+    def __enter__(self):
+        self.inner.__enter__()
+        starts = getattr(self.local, "starts", None)
+        if starts is None:
+            starts = self.local.starts = []
+        starts.append(time.perf_counter())
+
+    def __exit__(self, *exc):
+        elapsed = time.perf_counter() - self.local.starts.pop()
+        self.inner.__exit__(*exc)
+        self.state._add_time(self.name, elapsed)
 
 
 def _warm(spec) -> str:

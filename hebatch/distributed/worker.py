@@ -21,9 +21,10 @@ Per-worker state (streams, kernels, contexts) belongs to the worker's HebatchPlu
 
 from __future__ import annotations
 
-import os
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import cached_property
+from typing import NoReturn
 
 import numpy as np
 
@@ -59,9 +60,16 @@ class EntryCheck:
         return len(self.names)
 
     def bound(self, xp):
+        if xp is np:
+            return self._host_bound
+        return xp.asarray(self._host_bound)
+
+    @cached_property
+    def _host_bound(self) -> np.ndarray:
+        """The moduli as a NumPy array against which entries compare (made once per check, not per task)."""
         if self.rns:
-            return xp.asarray(np.array(self.moduli, dtype=np.uint64).reshape(-1, 1))
-        return xp.asarray(np.array(self.moduli[0], dtype=np.uint64))
+            return np.array(self.moduli, dtype=np.uint64).reshape(-1, 1)
+        return np.array(self.moduli[0], dtype=np.uint64)
 
     def host_check(self, arrays, xp=np) -> None:
         """hb.ntt's check and message: ValueError for the first operand with an entry >= its modulus."""
@@ -118,10 +126,14 @@ def on_worker(fn, *operands, device: str = "auto", keep_on_device: bool = False,
     the first check.operands operands are checked (fused on the device, or with NumPy on the CPU)
     and fn need not check them again; a failure raises ValueError naming the operand.
     """
+    return _on_worker(current_state(), fn, operands, device, keep_on_device, check)
+
+
+def _on_worker(state, fn, operands, device, keep_on_device, check):
     on_device = any(is_device_array(op) for op in operands)
     if not on_device:
         on_cpu = device == "cpu" or any(op.size == 0 for op in operands)
-        if not on_cpu and not worker_has_gpu():
+        if not on_cpu and not state.has_gpu():
             if device == "gpu":
                 raise RuntimeError("device='gpu' but this worker sees no CUDA GPU with CuPy")
             on_cpu = True
@@ -130,12 +142,13 @@ def on_worker(fn, *operands, device: str = "auto", keep_on_device: bool = False,
                 check.host_check(operands[: check.operands])
             return fn(*operands)
         if not keep_on_device:
-            return _pipelined(fn, operands, check)
-    return _on_device(fn, operands, check)
+            return _pipelined(state, fn, operands, check)
+    return _on_device(state, fn, operands, check)
 
 
 def _fused_check(state, x, bound, out=None):
-    """One device pass: out (a bool scalar) = any(x >= bound), no temporaries, no host wait.
+    """One device pass: out (a bool scalar) |= any(x >= bound), no temporaries, no host wait. out is
+    made (False) when not given; a given one is only ever set, so several operands may share it.
 
     An elementwise kernel over all of the GPU that sets the flag where an entry is out of range (a
     reduction to one scalar would run on one block of threads: ten times slower than the transform)."""
@@ -143,13 +156,8 @@ def _fused_check(state, x, bound, out=None):
 
     if out is None:
         out = cupy.zeros((), cupy.bool_)
-    elif hasattr(cupy, "ElementwiseKernel") and x.flags.c_contiguous and x.ndim:
-        out[...] = False  # the kernel only ever sets it
-    if not hasattr(cupy, "ElementwiseKernel"):  # a stand-in CuPy (tests): the same result, unfused
-        out[...] = (x >= bound).any()
-        return out
-    if not x.flags.c_contiguous or x.ndim == 0:
-        out[...] = (x >= bound).any()
+    if not hasattr(cupy, "ElementwiseKernel") or not x.flags.c_contiguous or x.ndim == 0:
+        out |= (x >= bound).any()  # a stand-in CuPy (tests), or a strided chunk: the same result, unfused
         return out
     limbs = int(bound.size)
     n = int(x.shape[-1]) if x.ndim else 1
@@ -179,11 +187,10 @@ def _device_bound(state, check):
     return state.kernel(("bound", check.moduli, check.rns, cupy.cuda.Device().id), upload)
 
 
-def _on_device(fn, operands, check):
+def _on_device(state, fn, operands, check):
     """fn on the GPU with device operands (host ones uploaded); the result stays on the GPU."""
     import cupy
 
-    state = current_state()
     with state.phase("order"):
         stream = state.streams(1)[0]
         producers = state.order_after_producers(stream, [op for op in operands if is_device_array(op)])
@@ -195,18 +202,17 @@ def _on_device(fn, operands, check):
             checked = None
             if check is not None and any(op.size for op in ops[: check.operands]):
                 # The verdict is copied to pinned memory before the transform is queued: the host then
-                # waits for the check only, while the GPU goes on with the transform.
+                # waits for the check only, while the GPU goes on with the transform. One flag of this
+                # thread (reused in stream order) serves every operand: nothing allocated or combined.
                 with state.phase("check"):
-                    flags = [
-                        _fused_check(state, op, _device_bound(state, check)) for op in ops[: check.operands] if op.size
-                    ]
+                    bound = _device_bound(state, check)
+                    flag = state.device_flag()
+                    flag.fill(False)
+                    for op in ops[: check.operands]:
+                        if op.size:
+                            _fused_check(state, op, bound, out=flag)
                     verdict = state.pinned_flag()
-                    cupy.asnumpy(
-                        flags[0] if len(flags) == 1 else cupy.stack(flags).any(),
-                        stream=stream,
-                        out=verdict,
-                        blocking=False,
-                    )
+                    cupy.asnumpy(flag, stream=stream, out=verdict, blocking=False)
                     checked = state.record(stream)
             with state.phase("transform"):
                 y = fn(*ops)
@@ -224,7 +230,7 @@ def _on_device(fn, operands, check):
             )
             state.produced(stream, outputs)
             state.release_to(producers, stream)
-        if os.environ.get("CUPY_CUDA_PER_THREAD_DEFAULT_STREAM") == "1":
+        if state.per_thread_default_stream:
             stream.synchronize()  # per-thread default streams do not wait for ours: readers would race
         return y
     except BaseException:
@@ -303,7 +309,7 @@ def _upload(x, stream, registered):
     return d
 
 
-def _pipelined(fn, operands, check):
+def _pipelined(state, fn, operands, check):
     """fn over NumPy operands on the GPU, in slices of axis 0 spread over PIPELINE_STREAMS streams.
 
     Each slice is copied in, checked, transformed and copied out on one stream; the streams run
@@ -312,7 +318,6 @@ def _pipelined(fn, operands, check):
     import cupy
     import cupyx
 
-    state = current_state()
     rows = max(op.shape[0] if op.ndim else 1 for op in operands)
     sliced = [op.ndim > 0 and op.shape[0] == rows for op in operands]
     row_bytes = sum(op[0].nbytes for op, s in zip(operands, sliced) if s) or 1
@@ -386,18 +391,28 @@ def describe_block(label: str, block_info) -> str:
 
 
 @contextmanager
-def failures_named(where: str):
-    """Re-raise a failure of the block with `where` (the task's chunk) in its message; the original
-    stays its __cause__."""
+def failures_named(where):
+    """Re-raise a failure of the block with `where` (the task's chunk, or a function giving it, called
+    only on failure) in its message; the original stays its __cause__."""
     try:
         yield
     except _CONTEXT_TYPES as exc:
-        if type(exc) not in _CONTEXT_TYPES:  # subclasses may take other constructor arguments
-            raise
-        raise type(exc)(f"{exc} (in {where})") from exc
+        _rename(exc, where)
 
 
-def run_task(fn, *operands, device: str, where: str, keep_on_device: bool = False, check: EntryCheck | None = None):
-    """on_worker, with the task named in the message of a failure (the original is its __cause__)."""
-    with failures_named(where), current_state().phase("task"):
-        return on_worker(fn, *operands, device=device, keep_on_device=keep_on_device, check=check)
+def _rename(exc, where) -> NoReturn:
+    if type(exc) not in _CONTEXT_TYPES:  # subclasses may take other constructor arguments
+        raise exc
+    raise type(exc)(f"{exc} (in {where if isinstance(where, str) else where()})") from exc
+
+
+def run_task(fn, *operands, device: str, where, keep_on_device: bool = False, check: EntryCheck | None = None):
+    """on_worker, with the task named in the message of a failure (the original is its __cause__).
+
+    where: the task's name for that message, or a function giving it (called only on failure)."""
+    state = current_state()
+    try:
+        with state.phase("task"):
+            return _on_worker(state, fn, operands, device, keep_on_device, check)
+    except _CONTEXT_TYPES as exc:
+        _rename(exc, where)
