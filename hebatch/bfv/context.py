@@ -12,13 +12,13 @@ from functools import cached_property, partial
 import numpy as np
 
 from ..field import ntt_primes
-from ..rlwe import checks, encoder, noise, ring, switching
-from ..rlwe import keys as keygen
+from ..rlwe import noise, ring, switching
+from ..rlwe.context import SchemeContext
 from .objects import Ciphertext, GaloisKeys, Keys, Plaintext, PublicKey, RelinKey, SecretKey
 from .params import SIGMA, Params
 
 
-class Context:
+class Context(SchemeContext):
     """BFV on one backend: key generation, SIMD encoding, encryption, homomorphic arithmetic.
 
     params: a bfv.Params. backend: "cpu" (NumPy), "gpu" (CuPy) or "auto" (the GPU if CuPy and a GPU
@@ -29,19 +29,19 @@ class Context:
     modified in place while a context uses them. False launches every kernel from Python.
     """
 
+    scheme = "bfv"
+    params_type = Params
+    plaintext_type = Plaintext
+    ciphertext_type = Ciphertext
+    secret_key_type = SecretKey
+    public_key_type = PublicKey
+    relin_key_type = RelinKey
+    galois_keys_type = GaloisKeys
+    keys_type = Keys
+
     def __init__(self, params: Params, backend: str = "auto", graphs: bool = True):
-        if not isinstance(params, Params):
-            raise TypeError(f"params must be a bfv.Params, got {type(params).__name__}")
-        self.params = params
-        self.ops = ring.engine(backend)
-        n, t = params.n, params.t
-        self.n, self.t = n, t
-        self.q = params.q
-        self.L = len(self.q)
-        self.qp = self.q + (params.special,)
+        super().__init__(params, backend)
         self.big_q = math.prod(self.q)
-        self._last_keys: Keys | None = None
-        self._checker = checks.Checker(params, "bfv")
         if not isinstance(graphs, bool):
             raise TypeError(f"graphs must be True or False, got {graphs!r}")
         self.graphs = None  # a GraphReplayer, or None: every launch from Python
@@ -49,16 +49,6 @@ class Context:
             from ..backend.graphs import GraphReplayer
 
             self.graphs = GraphReplayer()
-
-    @property
-    def xp(self):
-        """The array module of the backend (numpy or cupy)."""
-        return self.ops.xp
-
-    @property
-    def backend(self) -> str:
-        """ "cpu" or "gpu": where this context computes."""
-        return "gpu" if getattr(self.xp, "__name__", "") == "cupy" else "cpu"
 
     # -- constants ---------------------------------------------------------------------------
     @cached_property
@@ -78,73 +68,7 @@ class Context:
         """The extra modulus of the scale-and-round decryption (a 61-bit prime outside q and t)."""
         return ring.prime_below(2**61, set(self.qp) | {self.t})
 
-    @cached_property
-    def _slot_index(self):
-        """NTT position of each slot (hebatch.rlwe.encoder: slot i of row 0 is the value at psi^(3^i), of
-        row 1 at psi^(-3^i), so X -> X^3 rotates rows and X -> X^-1 swaps them), on the engine's device."""
-        return self.ops.asarray(encoder.slot_index(self.n))
-
-    # -- checks ------------------------------------------------------------------------------
-    def _data(self, obj, cls, name):
-        """obj's data on this backend, after the checks of hebatch.rlwe.checks (type, parameters, dtype,
-        shape, key id, entries below their moduli; a key's entries once per array)."""
-        return self._checker.data(self.ops, obj, cls, name)
-
-    @staticmethod
-    def _same_key(*named):
-        return checks.same_key(*named)
-
-    @staticmethod
-    def _batch_shape(shape_a, shape_b, name_a, name_b):
-        """The broadcast batch shape of two operands, or a ValueError naming both."""
-        return checks.batch_shape(shape_a, shape_b, name_a, name_b)
-
-    def _replayed(self, key, fn, inputs, constants=(), owners=()):
-        """fn(*inputs, *constants), from a recorded CUDA graph where this context keeps them."""
-        if self.graphs is None:
-            return fn(*inputs, *constants)
-        return self.graphs(key, fn, inputs, constants, owners)
-
-    def _ct(self, data, key_id):
-        return Ciphertext(data, self.params.fingerprint, key_id)
-
-    # -- keys --------------------------------------------------------------------------------
-    def galois_element(self, step: int) -> int:
-        """The Galois element 3^step mod 2n that rotates both rows left by `step` (negative: right)."""
-        return encoder.galois_element(self.n, step)
-
-    def keygen(self, rotations=(), columns: bool = True) -> Keys:
-        """Secret, public, relinearization and Galois keys (row rotations by each step in `rotations`,
-        and, unless columns=False, the column rotation). rotations="pow2" gives the steps +-2^i (as SEAL's
-        default), from which rotate composes any step. Secret ternary, errors Gaussian with sigma 3.2, all
-        from the backend's secure sources."""
-        steps = encoder.rotation_steps(self.n, rotations)
-        ops, q, qp, n, special, fp = self.ops, self.q, self.qp, self.n, self.params.special, self.params.fingerprint
-        s_ntt = keygen.secret_key(ops, qp, n)
-        public_data = keygen.public_key(ops, q, s_ntt)
-        key_id = keygen.key_id_of(public_data)
-        relin = keygen.relin_key(ops, q, special, s_ntt)
-        elements = encoder.galois_elements(n, steps, columns)
-        gal_data = keygen.galois_keys(ops, q, special, s_ntt, elements)
-        keys = Keys(
-            SecretKey(s_ntt, fp, key_id),
-            PublicKey(public_data, fp, key_id),
-            RelinKey(relin, fp, key_id),
-            GaloisKeys(gal_data, fp, key_id, elements),
-        )
-        self._last_keys = keys
-        return keys
-
     # -- encoding ----------------------------------------------------------------------------
-    def encode(self, values) -> Plaintext:
-        """Slots (..., n) of ints in [0, t) -> a batch of plaintexts. Slots form a 2 x n/2 matrix: rotate
-        moves each row left, rotate_columns swaps the rows (SEAL's batch encoder layout)."""
-        return Plaintext(encoder.encode(self.ops, self.n, self.t, self._slot_index, values), self.params.fingerprint)
-
-    def decode(self, pt: Plaintext):
-        """Plaintexts -> slot values (..., n), uint64 in [0, t), on the backend's array type."""
-        return encoder.decode(self._data(pt, Plaintext, "pt"), self.t, self._slot_index)
-
     def _scaled(self, m):
         """round(q m / t) over the limbs of q, for m (..., n) in [0, t): Delta m + round((q mod t) m / t)."""
         t, q = self.t, self.q
@@ -152,6 +76,10 @@ class Context:
         m1 = m[..., None, :]
         correction = (m1 * np.uint64(rem) + np.uint64(t // 2)) // np.uint64(t)  # < t, exact (t < 2^31)
         return self.ops.add(self.ops.mul_scalar(m1, [delta] * self.L, q), correction, q)
+
+    def _plain_term(self, m, q):
+        """round(q m / t): what a plaintext adds to c0 (BFV scales it by Delta)."""
+        return self._scaled(m)
 
     # -- encryption --------------------------------------------------------------------------
     def encrypt(self, public: PublicKey, pt: Plaintext) -> Ciphertext:
@@ -176,14 +104,6 @@ class Context:
         e = ops.from_signed(ops.random_gaussian(batch + (1, n), SIGMA), q)
         c0 = ops.sub(ops.add(e, self._scaled(m), q), ring.intt(ops.mul(ring.ntt(a, q), s, q), q), q)  # (..., L, n)
         return self._ct(self.xp.stack([c0, a], axis=-3), secret.key_id)
-
-    def _phase(self, secret: SecretKey, ct: Ciphertext):
-        """c0 + c1 s (+ c2 s^2) mod q, coefficient form (..., L, n)."""
-        ops, q, L = self.ops, self.q, self.L
-        s = self._data(secret, SecretKey, "secret")[:L]
-        c = self._data(ct, Ciphertext, "ct")
-        self._same_key(("secret", secret), ("ct", ct))
-        return ring.phase(ops, c, s, q)
 
     def decrypt(self, secret: SecretKey, ct: Ciphertext, check: bool = False) -> Plaintext:
         """round(t (c0 + c1 s + ...) / q) mod t for every item, by SEAL's scale-and-round with base
@@ -225,35 +145,6 @@ class Context:
         return noise.budgets(self.ops.to_host(phase), self.q, self.t)
 
     # -- additive ----------------------------------------------------------------------------
-    def _pair(self, a, b, name_a="a", name_b="b"):
-        da, db = self._data(a, Ciphertext, name_a), self._data(b, Ciphertext, name_b)
-        key_id = self._same_key((name_a, a), (name_b, b))
-        self._batch_shape(da.shape[:-3], db.shape[:-3], name_a, name_b)
-        da, db = ring.pad_components(self.xp, da, db)
-        return da, db, key_id
-
-    def add(self, a: Ciphertext, b: Ciphertext) -> Ciphertext:
-        """a + b (batch axes broadcast)."""
-        da, db, key_id = self._pair(a, b)
-        return self._ct(self.ops.add(da, db, self.q), key_id)
-
-    def sub(self, a: Ciphertext, b: Ciphertext) -> Ciphertext:
-        """a - b."""
-        da, db, key_id = self._pair(a, b)
-        return self._ct(self.ops.sub(da, db, self.q), key_id)
-
-    def negate(self, a: Ciphertext) -> Ciphertext:
-        """-a."""
-        return self._ct(self.ops.neg(self._data(a, Ciphertext, "a"), self.q), a.key_id)
-
-    def add_plain(self, a: Ciphertext, pt: Plaintext) -> Ciphertext:
-        """a + pt (slot-wise)."""
-        c = self._data(a, Ciphertext, "a")
-        m = self._data(pt, Plaintext, "pt")
-        self._batch_shape(c.shape[:-3], m.shape[:-1], "a", "pt")
-        c0 = self.ops.add(c[..., 0, :, :], self._scaled(m), self.q)
-        return self._ct(ring.with_c0(self.xp, c, c0), a.key_id)
-
     def sub_plain(self, a: Ciphertext, pt: Plaintext) -> Ciphertext:
         """a - pt (slot-wise)."""
         neg = Plaintext(
@@ -263,16 +154,6 @@ class Context:
             self.params.fingerprint,
         )
         return self.add_plain(a, neg)
-
-    def multiply_plain(self, a: Ciphertext, pt: Plaintext) -> Ciphertext:
-        """a * pt (slot-wise), the plaintext lifted to (-t/2, t/2] to keep the noise growth small."""
-        ops, q = self.ops, self.q
-        c = self._data(a, Ciphertext, "a")
-        m = self._data(pt, Plaintext, "pt")
-        self._batch_shape(c.shape[:-3], m.shape[:-1], "a", "pt")
-        m_ntt = ring.ntt(ops.centered_lift(m[..., None, :], self.t, q), q)
-        out = ring.intt(ops.mul(ring.ntt(c, q), m_ntt[..., None, :, :], q), q)
-        return self._ct(out, a.key_id)
 
     # -- multiplication (BEHZ) ---------------------------------------------------------------
     def _extend_to_bsk(self, x):
@@ -323,79 +204,12 @@ class Context:
         product = self._scale_down(d[..., : self.L, :], d[..., self.L :, :])
         return self._relinearized(product, arrays[-1]) if relin else product
 
-    def square(self, a: Ciphertext, relin_key: RelinKey | None = None) -> Ciphertext:
-        """a * a."""
-        return self.multiply(a, a, relin_key)
-
     # -- key switching -----------------------------------------------------------------------
     def _key_switch(self, c, ksk, add=None):
         """(c0', c1') with c0' + c1' s = c * target + small, for c (..., L, n) in coefficient form and a
         key-switching key (L, 2, L + 1, n): RNS digits [c]_{q_j}, inner product over q and P, then the
         division by P with rounding (mod-down), plus `add` (..., 2, L, n) in the same pass if given."""
         return switching.key_switch(self.ops, self.q, self.params.special, c, ksk, add)
-
-    def relinearize(self, ct: Ciphertext, relin_key: RelinKey | None = None) -> Ciphertext:
-        """3 components -> 2, with the relinearization key (default: that of the last keygen)."""
-        relin_key = relin_key if relin_key is not None else self._default_keys("relin_key").relin
-        c = self._data(ct, Ciphertext, "ct")
-        ksk = self._data(relin_key, RelinKey, "relin_key")
-        key_id = self._same_key(("ct", ct), ("relin_key", relin_key))
-        if c.shape[-3] == 2:
-            return self._ct(c.copy(), key_id)
-        if c.shape[-3] != 3:
-            raise ValueError(f"ct: relinearize takes 3 components, got {c.shape[-3]}")
-        return self._ct(self._replayed(("relinearize",), self._relinearized, (c,), (ksk,), (relin_key,)), key_id)
-
-    def _relinearized(self, c, ksk):
-        """Data (..., 2, L, n) of the 3-component c switched to 2 components."""
-        return self._key_switch(c[..., 2, :, :], ksk, add=c[..., :2, :, :])
-
-    def _default_keys(self, name):
-        if self._last_keys is None:
-            raise ValueError(f"{name}: none given and this context has generated no keys")
-        return self._last_keys
-
-    def apply_galois(self, ct: Ciphertext, galois_elt: int, galois_keys: GaloisKeys | None = None) -> Ciphertext:
-        """ct(X) -> ct(X^g), switched back to the key s."""
-        galois_keys = galois_keys if galois_keys is not None else self._default_keys("galois_keys").galois
-        c = self._data(ct, Ciphertext, "ct")
-        self._check_galois_keys(galois_keys)
-        key_id = self._same_key(("ct", ct), ("galois_keys", galois_keys))
-        if c.shape[-3] != 2:
-            raise ValueError("ct: rotations need 2-component ciphertexts: relinearize first")
-        if galois_elt == 1:
-            return self._ct(c.copy(), key_id)
-        if galois_elt not in galois_keys.elements:
-            galois_keys.key_for(galois_elt)  # raises, naming the missing key
-        ksk = self.ops.asarray(galois_keys.data[galois_keys.elements.index(galois_elt)])  # that key only moves
-        fn = partial(self._galois_applied, galois_elt=galois_elt)
-        return self._ct(self._replayed(("galois", galois_elt), fn, (c,), (ksk,), (galois_keys,)), key_id)
-
-    def _galois_applied(self, c, ksk, *, galois_elt):
-        """Data of ct(X^g) switched back to s, with ksk the key of g."""
-        return switching.apply_automorphism(self.ops, c, galois_elt, self.q, partial(self._key_switch, ksk=ksk))
-
-    def _check_galois_keys(self, galois_keys):
-        """Type and parameters of a GaloisKeys, without moving its (large) data to the device."""
-        self._checker.galois_keys(galois_keys, GaloisKeys)
-
-    def rotate(self, ct: Ciphertext, k: int, galois_keys: GaloisKeys | None = None) -> Ciphertext:
-        """Rotate each row of the 2 x n/2 slot matrix left by k (right for k < 0). Uses the Galois key of
-        step k if there is one, else composes the step from the keys of steps 2^i (keygen(rotations="pow2"));
-        default keys: those of the last keygen."""
-        galois_keys = galois_keys if galois_keys is not None else self._default_keys("galois_keys").galois
-        self._check_galois_keys(galois_keys)
-        self._same_key(("ct", ct), ("galois_keys", galois_keys))
-        plan = encoder.rotation_plan(self.n, k, galois_keys.elements)
-        if plan is None:
-            galois_keys.key_for(self.galois_element(k))  # raises, naming the missing key
-        for elt in plan or ():
-            ct = self.apply_galois(ct, elt, galois_keys)
-        return ct
-
-    def rotate_columns(self, ct: Ciphertext, galois_keys: GaloisKeys | None = None) -> Ciphertext:
-        """Swap the two rows of the slot matrix."""
-        return self.apply_galois(ct, encoder.column_element(self.n), galois_keys)
 
 
 __all__ = ["Context"]
