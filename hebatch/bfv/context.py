@@ -14,7 +14,7 @@ import numpy as np
 from ..field import ntt_primes
 from ..rlwe import noise, ring, switching
 from ..rlwe.context import SchemeContext
-from .objects import Ciphertext, GaloisKeys, Keys, Plaintext, PublicKey, RelinKey, SecretKey
+from .objects import Ciphertext, Keys, Plaintext, PublicKey, RelinKey, SecretKey
 from .params import SIGMA, Params
 
 
@@ -33,10 +33,6 @@ class Context(SchemeContext):
     params_type = Params
     plaintext_type = Plaintext
     ciphertext_type = Ciphertext
-    secret_key_type = SecretKey
-    public_key_type = PublicKey
-    relin_key_type = RelinKey
-    galois_keys_type = GaloisKeys
     keys_type = Keys
 
     def __init__(self, params: Params, backend: str = "auto", graphs: bool = True):

@@ -2,10 +2,11 @@
 objects, the batch encoder, key generation, relinearization and rotations (key switching with the
 scheme's own `_key_switch`), the phase, and the additive operations over aligned operands.
 
-A scheme subclasses SchemeContext, sets its names (`scheme`, `params_type`, its object classes) and
-provides `_key_switch(c, ksk, add=None)` (data (..., l + 1, n) -> (..., 2, l + 1, n)) and
-`_plain_term(m, q)` (a plaintext as added to c0 over the limbs q); `_align(da, db)` brings two
-ciphertexts' data to one level (the identity where there is one level). Ciphertext data may hold
+A scheme subclasses SchemeContext, sets its names (`scheme`, `params_type`, `plaintext_type`,
+`ciphertext_type`, `keys_type`) and provides `_key_switch(c, ksk, add=None)` (data (..., l + 1, n)
+-> (..., 2, l + 1, n)), `_plain_term(m, q)` (a plaintext as added to c0 over the limbs q) and
+`multiply`; `_align(da, db)` brings two ciphertexts' data to one level (the identity where there is
+one level). Ciphertext data may hold
 fewer limbs than the parameters (a level of a modulus chain): operations use the limbs it holds.
 """
 
@@ -28,11 +29,7 @@ class SchemeContext:
     params_type: type = object
     plaintext_type: type[Plaintext] = Plaintext
     ciphertext_type: type[Ciphertext] = Ciphertext
-    secret_key_type: type[SecretKey] = SecretKey
-    public_key_type: type[PublicKey] = PublicKey
-    relin_key_type: type[RelinKey] = RelinKey
-    galois_keys_type: type[GaloisKeys] = GaloisKeys
-    keys_type: type[Keys] = Keys
+    keys_type: type[Keys] = Keys  # its `parts` name the four key classes
     params: Any  # the scheme's Params
     graphs: Any  # a GraphReplayer (hebatch.backend.graphs), or None: every launch from Python
 
@@ -49,6 +46,22 @@ class SchemeContext:
         self._last_keys: Keys | None = None
         self._checker = checks.Checker(params, self.scheme)
         self.graphs = None
+
+    @property
+    def secret_key_type(self) -> type[SecretKey]:
+        return self.keys_type.parts[0]
+
+    @property
+    def public_key_type(self) -> type[PublicKey]:
+        return self.keys_type.parts[1]
+
+    @property
+    def relin_key_type(self) -> type[RelinKey]:
+        return self.keys_type.parts[2]
+
+    @property
+    def galois_keys_type(self) -> type[GaloisKeys]:
+        return self.keys_type.parts[3]
 
     @property
     def xp(self):

@@ -257,7 +257,7 @@ class Keys:
 
     frame: ClassVar[Frame]
     scheme = "rlwe"
-    parts: tuple = ()
+    parts: tuple = (SecretKey, PublicKey, RelinKey, GaloisKeys)
     id_salt = b""  # what the key id hashes before the public key's data
 
     def __init__(self, secret, public, relin, galois):
