@@ -12,10 +12,10 @@ from functools import cached_property, partial
 import numpy as np
 
 from ..field import ntt_primes
-from ..rlwe import noise, ring, switching
+from ..rlwe import encryption, noise, ring, switching
 from ..rlwe.context import SchemeContext
 from .objects import Ciphertext, Keys, Plaintext, PublicKey, RelinKey, SecretKey
-from .params import SIGMA, Params
+from .params import Params
 
 
 class Context(SchemeContext):
@@ -80,26 +80,19 @@ class Context(SchemeContext):
     # -- encryption --------------------------------------------------------------------------
     def encrypt(self, public: PublicKey, pt: Plaintext) -> Ciphertext:
         """Public-key encryption of every plaintext of the batch: (pk0 u + e0 + round(q m / t), pk1 u + e1)."""
-        ops, q, n = self.ops, self.q, self.n
+        ops, q = self.ops, self.q
         pk = self._data(public, PublicKey, "public")
         m = self._data(pt, Plaintext, "pt")
-        batch = tuple(m.shape[:-1])
-        u = ring.ntt(ops.from_signed(ops.random_ternary(batch + (1, n)), q), q)
-        e = ops.from_signed(ops.random_gaussian(batch + (2, 1, n), SIGMA), q)
-        c = ops.add(ring.intt(ops.mul(u[..., None, :, :], pk, q), q), e, q)
+        c = encryption.public_zero(ops, q, pk, tuple(m.shape[:-1]))
         c[..., 0, :, :] = ops.add(c[..., 0, :, :], self._scaled(m), q)
         return self._ct(c, public.key_id)
 
     def encrypt_symmetric(self, secret: SecretKey, pt: Plaintext) -> Ciphertext:
         """Secret-key encryption: (-(a s) + e + round(q m / t), a), a uniform."""
-        ops, q, n, L = self.ops, self.q, self.n, self.L
-        s = self._data(secret, SecretKey, "secret")[:L]
+        s = self._data(secret, SecretKey, "secret")[: self.L]
         m = self._data(pt, Plaintext, "pt")
-        batch = tuple(m.shape[:-1])
-        a = ops.random_uniform(batch + (L, n), q)
-        e = ops.from_signed(ops.random_gaussian(batch + (1, n), SIGMA), q)
-        c0 = ops.sub(ops.add(e, self._scaled(m), q), ring.intt(ops.mul(ring.ntt(a, q), s, q), q), q)  # (..., L, n)
-        return self._ct(self.xp.stack([c0, a], axis=-3), secret.key_id)
+        c = encryption.symmetric(self.ops, self.q, s, tuple(m.shape[:-1]), partial(self._scaled, m))
+        return self._ct(c, secret.key_id)
 
     def decrypt(self, secret: SecretKey, ct: Ciphertext, check: bool = False) -> Plaintext:
         """round(t (c0 + c1 s + ...) / q) mod t for every item, by SEAL's scale-and-round with base

@@ -8,12 +8,14 @@ and limbs of that level (the RNS gadget is exact limb by limb). Every step works
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
-from ..rlwe import noise, ring, switching
+from ..rlwe import encryption, noise, ring, switching
 from ..rlwe.context import SchemeContext
 from .objects import Ciphertext, Keys, Plaintext, PublicKey, RelinKey, SecretKey
-from .params import SIGMA, Params
+from .params import Params
 
 
 class Context(SchemeContext):
@@ -62,29 +64,22 @@ class Context(SchemeContext):
     def encrypt(self, public: PublicKey, pt: Plaintext, level: int | None = None) -> Ciphertext:
         """Public-key encryption of every plaintext of the batch: (pk0 u + t e0 + m, pk1 u + t e1) at the
         top of the chain, then switched down to `level` if given."""
-        ops, q, n, L, t = self.ops, self.q, self.n, self.L, self.t
+        ops, q = self.ops, self.q
         level = self._check_level(level)
         pk = self._data(public, PublicKey, "public")
         m = self._data(pt, Plaintext, "pt")
-        batch = tuple(m.shape[:-1])
-        u = ring.ntt(ops.from_signed(ops.random_ternary(batch + (1, n)), q), q)
-        te = ops.mul_scalar(ops.from_signed(ops.random_gaussian(batch + (2, 1, n), SIGMA), q), [t] * L, q)
-        c = ops.add(ring.intt(ops.mul(u[..., None, :, :], pk, q), q), te, q)
+        c = encryption.public_zero(ops, q, pk, tuple(m.shape[:-1]), self.t)
         c[..., 0, :, :] = ops.add(c[..., 0, :, :], self._lifted(m, q), q)
         return self.mod_switch_to(self._ct(c, public.key_id), level)
 
     def encrypt_symmetric(self, secret: SecretKey, pt: Plaintext, level: int | None = None) -> Ciphertext:
         """Secret-key encryption (-(a s) + t e + m, a), a uniform, directly at `level` (default: the top)."""
-        ops, n, t = self.ops, self.n, self.t
         level = self._check_level(level)
         q = self.q[: level + 1]
         s = self._data(secret, SecretKey, "secret")[: level + 1]
         m = self._data(pt, Plaintext, "pt")
-        batch = tuple(m.shape[:-1])
-        a = ops.random_uniform(batch + (len(q), n), q)
-        te = ops.mul_scalar(ops.from_signed(ops.random_gaussian(batch + (1, n), SIGMA), q), [t] * len(q), q)
-        c0 = ops.sub(ops.add(te, self._lifted(m, q), q), ring.intt(ops.mul(ring.ntt(a, q), s, q), q), q)
-        return self._ct(self.xp.stack([c0, a], axis=-3), secret.key_id)
+        c = encryption.symmetric(self.ops, q, s, tuple(m.shape[:-1]), partial(self._lifted, m, q), self.t)
+        return self._ct(c, secret.key_id)
 
     def decrypt(self, secret: SecretKey, ct: Ciphertext) -> Plaintext:
         """[c0 + c1 s + ...]_q mod t for every item: the phase is switched down to q_0 limb by limb (each
