@@ -6,51 +6,19 @@ special prime P. Every step works on whole batches (all items, limbs and compone
 
 from __future__ import annotations
 
-import hashlib
 import math
-import weakref
 from functools import cached_property, partial
 
 import numpy as np
 
-from ..backend import get
-from ..device import resolve_device
-from ..field import is_prime, ntt_primes
-from ..ntt import intt as ring_intt
-from ..ntt import ntt as ring_ntt
-from .objects import (
-    Ciphertext,
-    GaloisKeys,
-    Keys,
-    Plaintext,
-    PublicKey,
-    RelinKey,
-    SecretKey,
-    check_fingerprint,
-    check_reduced,
-)
-from .params import SIGMA, Params
+from ..field import ntt_primes
+from ..rlwe import encryption, noise, ring, switching
+from ..rlwe.context import SchemeContext
+from .objects import Ciphertext, Keys, Plaintext, PublicKey, RelinKey, SecretKey
+from .params import Params
 
 
-def _ntt(x, moduli):
-    """Negacyclic NTT of every limb (the ring Z_q[X]/(X^n + 1)), natural order, on x's device. The
-    scheme only transforms reduced residues, so the entry scan (a read and, on a GPU, a wait) is skipped."""
-    return ring_ntt(x, list(moduli), negacyclic=True, check=False)
-
-
-def _intt(x, moduli):
-    """Exact inverse of _ntt."""
-    return ring_intt(x, list(moduli), negacyclic=True, check=False)
-
-
-def _prime_below(bound: int, avoid) -> int:
-    p = bound - 1
-    while not is_prime(p) or p in avoid:
-        p -= 1
-    return p
-
-
-class Context:
+class Context(SchemeContext):
     """BFV on one backend: key generation, SIMD encoding, encryption, homomorphic arithmetic.
 
     params: a bfv.Params. backend: "cpu" (NumPy), "gpu" (CuPy) or "auto" (the GPU if CuPy and a GPU
@@ -61,19 +29,15 @@ class Context:
     modified in place while a context uses them. False launches every kernel from Python.
     """
 
+    scheme = "bfv"
+    params_type = Params
+    plaintext_type = Plaintext
+    ciphertext_type = Ciphertext
+    keys_type = Keys
+
     def __init__(self, params: Params, backend: str = "auto", graphs: bool = True):
-        if not isinstance(params, Params):
-            raise TypeError(f"params must be a bfv.Params, got {type(params).__name__}")
-        self.params = params
-        self.ops = get(resolve_device(backend, "backend")).rns
-        n, t = params.n, params.t
-        self.n, self.t = n, t
-        self.q = params.q
-        self.L = len(self.q)
-        self.qp = self.q + (params.special,)
+        super().__init__(params, backend)
         self.big_q = math.prod(self.q)
-        self._last_keys: Keys | None = None
-        self._checked_keys: dict = {}  # id(key object) -> the data array whose entries were checked
         if not isinstance(graphs, bool):
             raise TypeError(f"graphs must be True or False, got {graphs!r}")
         self.graphs = None  # a GraphReplayer, or None: every launch from Python
@@ -81,16 +45,6 @@ class Context:
             from ..backend.graphs import GraphReplayer
 
             self.graphs = GraphReplayer()
-
-    @property
-    def xp(self):
-        """The array module of the backend (numpy or cupy)."""
-        return self.ops.xp
-
-    @property
-    def backend(self) -> str:
-        """ "cpu" or "gpu": where this context computes."""
-        return "gpu" if getattr(self.xp, "__name__", "") == "cupy" else "cpu"
 
     # -- constants ---------------------------------------------------------------------------
     @cached_property
@@ -102,182 +56,15 @@ class Context:
         avoid = set(self.qp) | {t}
         primes = [p for p in ntt_primes(61, n, count + len(avoid)) if p not in avoid][:count]
         bsk = tuple(primes)
-        m_tilde = _prime_below(2**32, avoid | set(bsk))
+        m_tilde = ring.prime_below(2**32, avoid | set(bsk))
         return bsk[:-1], bsk[-1], bsk, m_tilde
 
     @cached_property
     def _gamma(self) -> int:
         """The extra modulus of the scale-and-round decryption (a 61-bit prime outside q and t)."""
-        return _prime_below(2**61, set(self.qp) | {self.t})
-
-    @cached_property
-    def _slot_index(self):
-        """NTT position (natural order: X[k] = m(psi^(2k+1))) of each slot: slot i of row 0 is the value
-        at psi^(3^i), of row 1 at psi^(-3^i), so X -> X^3 rotates rows and X -> X^-1 swaps them."""
-        n = self.n
-        idx = np.empty(n, dtype=np.int64)
-        pos = 1
-        for i in range(n // 2):
-            idx[i] = (pos - 1) // 2
-            idx[n // 2 + i] = (2 * n - pos - 1) // 2
-            pos = pos * 3 % (2 * n)
-        return self.ops.asarray(idx)
-
-    # -- checks ------------------------------------------------------------------------------
-    def _data(self, obj, cls, name):
-        if not isinstance(obj, cls):
-            raise TypeError(f"{name} must be a bfv.{cls.__name__}, got {type(obj).__name__}")
-        check_fingerprint(obj.fingerprint, self.params, name)
-        data = self.ops.asarray(obj.data)
-        if data.dtype != np.uint64:
-            raise TypeError(f"{name}: data must be uint64, got {data.dtype}")
-        if cls is Ciphertext and (
-            data.ndim < 3 or tuple(data.shape[-2:]) != (self.L, self.n) or data.shape[-3] not in (2, 3)
-        ):
-            raise ValueError(
-                f"{name}: ciphertext data must have shape (..., 2 or 3, L={self.L}, n={self.n}), "
-                f"got {tuple(data.shape)}"
-            )
-        if cls is Plaintext and (data.ndim < 1 or data.shape[-1] != self.n):
-            raise ValueError(f"{name}: plaintext data must have shape (..., n={self.n}), got {tuple(data.shape)}")
-        if cls is Plaintext:
-            moduli = (self.t,)
-        elif cls is Ciphertext:
-            moduli = self.q
-        else:
-            header = {"elements": list(obj.elements)} if cls is GaloisKeys else {}
-            ok, moduli, rule = cls._layout(self.params, tuple(data.shape), header)
-            if not ok:
-                raise ValueError(f"{name}: {cls.kind} data must have shape {rule}, got {tuple(data.shape)}")
-        if cls is not Plaintext and not isinstance(obj.key_id, str):
-            raise ValueError(f"{name}: the {cls.kind} carries no key id: it cannot be matched to its keys")
-        # Entries >= their modulus (a corrupt or foreign array) would give silent garbage: one fused
-        # comparison per object, one read of a few flags. Keys are checked once per array (they must not
-        # be modified in place while a context uses them, see the class docstring).
-        if cls in (Plaintext, Ciphertext):
-            check_reduced(data, moduli, name)
-        else:
-            self._check_key_entries(obj, data, moduli, name)
-        return data
-
-    def _check_key_entries(self, key, data, moduli, name):
-        if self._checked_keys.get(id(key)) is not data:
-            check_reduced(data, moduli, name)
-            self._checked_keys[id(key)] = data
-            weakref.finalize(key, self._checked_keys.pop, id(key), None)
-
-    @staticmethod
-    def _same_key(*named):
-        ids = [(name, obj.key_id) for name, obj in named if obj is not None and obj.key_id is not None]
-        for name, key_id in ids[1:]:
-            if key_id != ids[0][1]:
-                raise ValueError(
-                    f"{ids[0][0]} belongs to key {ids[0][1]} but {name} to key {key_id}: "
-                    "objects of different keys do not mix"
-                )
-        return ids[0][1] if ids else None
-
-    @staticmethod
-    def _batch_shape(shape_a, shape_b, name_a, name_b):
-        """The broadcast batch shape of two operands, or a ValueError naming both."""
-        try:
-            return np.broadcast_shapes(tuple(shape_a), tuple(shape_b))
-        except ValueError:
-            raise ValueError(
-                f"{name_a} (batch {tuple(shape_a)}) and {name_b} (batch {tuple(shape_b)}): "
-                "batch shapes do not broadcast"
-            ) from None
-
-    def _replayed(self, key, fn, inputs, constants=(), owners=()):
-        """fn(*inputs, *constants), from a recorded CUDA graph where this context keeps them."""
-        if self.graphs is None:
-            return fn(*inputs, *constants)
-        return self.graphs(key, fn, inputs, constants, owners)
-
-    def _ct(self, data, key_id):
-        return Ciphertext(data, self.params.fingerprint, key_id)
-
-    # -- keys --------------------------------------------------------------------------------
-    def galois_element(self, step: int) -> int:
-        """The Galois element 3^step mod 2n that rotates both rows left by `step` (negative: right)."""
-        if not isinstance(step, (int, np.integer)):
-            raise TypeError(f"step must be an int, got {type(step).__name__}")
-        return pow(3, int(step) % (self.n // 2), 2 * self.n)
-
-    def _ksk(self, s_ntt, target_ntt):
-        """Key-switching key from target to s: row j = (-(a_j s) + e_j + P g_j target, a_j), g_j the
-        j-th RNS gadget element ((Q/q_j) [(Q/q_j)^-1]_{q_j}: 1 mod q_j, 0 mod the other limbs)."""
-        ops, qp, L, n = self.ops, self.qp, self.L, self.n
-        a = ops.random_uniform((L, L + 1, n), qp)
-        e = _ntt(ops.from_signed(ops.random_gaussian((L, 1, n), SIGMA), qp), qp)
-        b = ops.sub(e, ops.mul(a, s_ntt, qp), qp)
-        p = self.params.special
-        rows = []
-        for j in range(L):
-            factors = [p if i == j else 0 for i in range(L)] + [0]
-            rows.append(ops.add(b[j], ops.mul_scalar(target_ntt, factors, qp), qp))
-        return self.xp.stack([self.xp.stack(rows), a], axis=1)
-
-    def keygen(self, rotations=(), columns: bool = True) -> Keys:
-        """Secret, public, relinearization and Galois keys (row rotations by each step in `rotations`,
-        and, unless columns=False, the column rotation). rotations="pow2" gives the steps +-2^i (as SEAL's
-        default), from which rotate composes any step. Secret ternary, errors Gaussian with sigma 3.2, all
-        from the backend's secure sources."""
-        if isinstance(rotations, str):
-            if rotations != "pow2":
-                raise ValueError(f"rotations must be a list of int steps or 'pow2', got {rotations!r}")
-            rotations = [sign << i for i in range((self.n // 2).bit_length() - 1) for sign in (1, -1)]
-        if isinstance(rotations, (int, np.integer)) or any(not isinstance(k, (int, np.integer)) for k in rotations):
-            raise TypeError(f"rotations must be a list of int steps, got {rotations!r}")
-        steps = [int(k) for k in rotations]
-        ops, q, qp, L, n, fp = self.ops, self.q, self.qp, self.L, self.n, self.params.fingerprint
-        s_ntt = _ntt(ops.from_signed(ops.random_ternary((1, n)), qp), qp)
-        a = ops.random_uniform((L, n), q)
-        e = _ntt(ops.from_signed(ops.random_gaussian((1, n), SIGMA), q), q)
-        pk0 = ops.neg(ops.add(ops.mul(a, s_ntt[:L], q), e, q), q)
-        public_data = self.xp.stack([pk0, a])
-        key_id = hashlib.sha256(ops.to_host(public_data).tobytes()).hexdigest()[:16]
-        relin = ops.asarray(self._ksk(s_ntt, ops.mul(s_ntt, s_ntt, qp)))
-        elements = []
-        for g in [self.galois_element(k) for k in steps] + ([2 * n - 1] if columns else []):
-            if g != 1 and g not in elements:
-                elements.append(g)
-        gal = [self._ksk(s_ntt, ops.automorphism(s_ntt, g, qp, ntt_form=True)) for g in elements]
-        gal_data = self.xp.stack(gal) if gal else self.xp.zeros((0, L, 2, L + 1, n), dtype=np.uint64)
-        keys = Keys(
-            SecretKey(s_ntt, fp, key_id),
-            PublicKey(public_data, fp, key_id),
-            RelinKey(relin, fp, key_id),
-            GaloisKeys(gal_data, fp, key_id, elements),
-        )
-        self._last_keys = keys
-        return keys
+        return ring.prime_below(2**61, set(self.qp) | {self.t})
 
     # -- encoding ----------------------------------------------------------------------------
-    def encode(self, values) -> Plaintext:
-        """Slots (..., n) of ints in [0, t) -> a batch of plaintexts. Slots form a 2 x n/2 matrix: rotate
-        moves each row left, rotate_columns swaps the rows (SEAL's batch encoder layout)."""
-        xp = self.xp
-        if not hasattr(values, "dtype"):
-            values = np.asarray(values)
-        if values.dtype.kind not in "iu":
-            raise TypeError(f"values must be an integer array, got dtype {values.dtype}")
-        if values.ndim < 1 or values.shape[-1] != self.n:
-            raise ValueError(f"values must have shape (..., n) with n = {self.n}, got {tuple(values.shape)}")
-        values = self.ops.asarray(values)
-        if values.size and bool(((values < 0) | (values >= self.t)).any()):  # one reduction, one wait
-            raise ValueError(f"values must lie in [0, t) = [0, {self.t})")
-        slots = xp.zeros(values.shape, dtype=np.uint64)
-        slots[..., self._slot_index] = values.astype(np.uint64)
-        poly = _intt(slots[..., None, :], (self.t,))[..., 0, :]
-        return Plaintext(poly, self.params.fingerprint)
-
-    def decode(self, pt: Plaintext):
-        """Plaintexts -> slot values (..., n), uint64 in [0, t), on the backend's array type."""
-        data = self._data(pt, Plaintext, "pt")
-        evals = _ntt(data[..., None, :], (self.t,))[..., 0, :]
-        return evals[..., self._slot_index]
-
     def _scaled(self, m):
         """round(q m / t) over the limbs of q, for m (..., n) in [0, t): Delta m + round((q mod t) m / t)."""
         t, q = self.t, self.q
@@ -286,41 +73,26 @@ class Context:
         correction = (m1 * np.uint64(rem) + np.uint64(t // 2)) // np.uint64(t)  # < t, exact (t < 2^31)
         return self.ops.add(self.ops.mul_scalar(m1, [delta] * self.L, q), correction, q)
 
+    def _plain_term(self, m, q):
+        """round(q m / t): what a plaintext adds to c0 (BFV scales it by Delta)."""
+        return self._scaled(m)
+
     # -- encryption --------------------------------------------------------------------------
     def encrypt(self, public: PublicKey, pt: Plaintext) -> Ciphertext:
         """Public-key encryption of every plaintext of the batch: (pk0 u + e0 + round(q m / t), pk1 u + e1)."""
-        ops, q, n = self.ops, self.q, self.n
+        ops, q = self.ops, self.q
         pk = self._data(public, PublicKey, "public")
         m = self._data(pt, Plaintext, "pt")
-        batch = tuple(m.shape[:-1])
-        u = _ntt(ops.from_signed(ops.random_ternary(batch + (1, n)), q), q)
-        e = ops.from_signed(ops.random_gaussian(batch + (2, 1, n), SIGMA), q)
-        c = ops.add(_intt(ops.mul(u[..., None, :, :], pk, q), q), e, q)
+        c = encryption.public_zero(ops, q, pk, tuple(m.shape[:-1]))
         c[..., 0, :, :] = ops.add(c[..., 0, :, :], self._scaled(m), q)
         return self._ct(c, public.key_id)
 
     def encrypt_symmetric(self, secret: SecretKey, pt: Plaintext) -> Ciphertext:
         """Secret-key encryption: (-(a s) + e + round(q m / t), a), a uniform."""
-        ops, q, n, L = self.ops, self.q, self.n, self.L
-        s = self._data(secret, SecretKey, "secret")[:L]
+        s = self._data(secret, SecretKey, "secret")[: self.L]
         m = self._data(pt, Plaintext, "pt")
-        batch = tuple(m.shape[:-1])
-        a = ops.random_uniform(batch + (L, n), q)
-        e = ops.from_signed(ops.random_gaussian(batch + (1, n), SIGMA), q)
-        c0 = ops.sub(ops.add(e, self._scaled(m), q), _intt(ops.mul(_ntt(a, q), s, q), q), q)  # (..., L, n)
-        return self._ct(self.xp.stack([c0, a], axis=-3), secret.key_id)
-
-    def _phase(self, secret: SecretKey, ct: Ciphertext):
-        """c0 + c1 s (+ c2 s^2) mod q, coefficient form (..., L, n)."""
-        ops, q, L = self.ops, self.q, self.L
-        s = self._data(secret, SecretKey, "secret")[:L]
-        c = self._data(ct, Ciphertext, "ct")
-        self._same_key(("secret", secret), ("ct", ct))
-        c_ntt = _ntt(c[..., 1:, :, :], q)
-        acc = c_ntt[..., -1, :, :]
-        for k in range(c.shape[-3] - 2, 0, -1):  # Horner in s: ((c_{K-1} s + c_{K-2}) s + ...) s
-            acc = ops.add(ops.mul(acc, s, q), c_ntt[..., k - 1, :, :], q)
-        return ops.add(c[..., 0, :, :], _intt(ops.mul(acc, s, q), q), q)
+        c = encryption.symmetric(self.ops, self.q, s, tuple(m.shape[:-1]), partial(self._scaled, m))
+        return self._ct(c, secret.key_id)
 
     def decrypt(self, secret: SecretKey, ct: Ciphertext, check: bool = False) -> Plaintext:
         """round(t (c0 + c1 s + ...) / q) mod t for every item, by SEAL's scale-and-round with base
@@ -358,57 +130,10 @@ class Context:
 
     def _budgets(self, phase):
         """Noise budget in bits of every item of a phase (..., L, n): exact, with Python ints, vectorized
-        over items and coefficients (CRT to an integer mod q, times t, centred, the largest magnitude)."""
-        x = self.ops.to_host(phase)
-        batch = x.shape[:-2]
-        flat = x.reshape((-1, self.L, self.n))
-        big_q = self.big_q
-        v = sum(flat[:, i].astype(object) * ((big_q // p) * pow(big_q // p, -1, p)) for i, p in enumerate(self.q))
-        w = (v * self.t) % big_q
-        norm = np.where(w > big_q // 2, big_q - w, w).max(axis=-1) if flat.shape[0] else np.zeros(0, dtype=object)
-        out = np.array([max(0, big_q.bit_length() - int(m).bit_length() - 1) for m in norm], dtype=np.int64)
-        return out.reshape(batch)
+        over items and coefficients (hebatch.rlwe.noise.budgets of [t v]_q)."""
+        return noise.budgets(self.ops.to_host(phase), self.q, self.t)
 
     # -- additive ----------------------------------------------------------------------------
-    def _pair(self, a, b, name_a="a", name_b="b"):
-        da, db = self._data(a, Ciphertext, name_a), self._data(b, Ciphertext, name_b)
-        key_id = self._same_key((name_a, a), (name_b, b))
-        self._batch_shape(da.shape[:-3], db.shape[:-3], name_a, name_b)
-        ka, kb = da.shape[-3], db.shape[-3]
-        if ka != kb:  # pad the shorter with zero components
-
-            def pad(d, k):
-                return self.xp.concatenate(
-                    [d, self.xp.zeros(d.shape[:-3] + (k - d.shape[-3],) + d.shape[-2:], dtype=np.uint64)], axis=-3
-                )
-
-            da, db = (pad(da, kb), db) if ka < kb else (da, pad(db, ka))
-        return da, db, key_id
-
-    def add(self, a: Ciphertext, b: Ciphertext) -> Ciphertext:
-        """a + b (batch axes broadcast)."""
-        da, db, key_id = self._pair(a, b)
-        return self._ct(self.ops.add(da, db, self.q), key_id)
-
-    def sub(self, a: Ciphertext, b: Ciphertext) -> Ciphertext:
-        """a - b."""
-        da, db, key_id = self._pair(a, b)
-        return self._ct(self.ops.sub(da, db, self.q), key_id)
-
-    def negate(self, a: Ciphertext) -> Ciphertext:
-        """-a."""
-        return self._ct(self.ops.neg(self._data(a, Ciphertext, "a"), self.q), a.key_id)
-
-    def add_plain(self, a: Ciphertext, pt: Plaintext) -> Ciphertext:
-        """a + pt (slot-wise)."""
-        c = self._data(a, Ciphertext, "a")
-        m = self._data(pt, Plaintext, "pt")
-        self._batch_shape(c.shape[:-3], m.shape[:-1], "a", "pt")
-        c0 = self.ops.add(c[..., 0, :, :], self._scaled(m), self.q)
-        rest = self.xp.broadcast_to(c[..., 1:, :, :], c0.shape[:-2] + (c.shape[-3] - 1,) + c.shape[-2:])
-        parts = [c0[..., None, :, :], rest]
-        return self._ct(self.xp.concatenate(parts, axis=-3), a.key_id)
-
     def sub_plain(self, a: Ciphertext, pt: Plaintext) -> Ciphertext:
         """a - pt (slot-wise)."""
         neg = Plaintext(
@@ -418,16 +143,6 @@ class Context:
             self.params.fingerprint,
         )
         return self.add_plain(a, neg)
-
-    def multiply_plain(self, a: Ciphertext, pt: Plaintext) -> Ciphertext:
-        """a * pt (slot-wise), the plaintext lifted to (-t/2, t/2] to keep the noise growth small."""
-        ops, q = self.ops, self.q
-        c = self._data(a, Ciphertext, "a")
-        m = self._data(pt, Plaintext, "pt")
-        self._batch_shape(c.shape[:-3], m.shape[:-1], "a", "pt")
-        m_ntt = _ntt(ops.centered_lift(m[..., None, :], self.t, q), q)
-        out = _intt(ops.mul(_ntt(c, q), m_ntt[..., None, :, :], q), q)
-        return self._ct(out, a.key_id)
 
     # -- multiplication (BEHZ) ---------------------------------------------------------------
     def _extend_to_bsk(self, x):
@@ -468,113 +183,22 @@ class Context:
         bsk = self._behz[2]
         full = q + bsk
         if square:  # extend and transform one ciphertext; d1 = 2 a0 a1
-            x_full = _ntt(xp.concatenate([da, self._extend_to_bsk(da)], axis=-2), full)
-            a0, a1 = x_full[..., 0, :, :], x_full[..., 1, :, :]
-            cross = ops.mul(a0, a1, full)
-            d = xp.stack([ops.mul(a0, a0, full), ops.add(cross, cross, full), ops.mul(a1, a1, full)], axis=-3)
+            x_full = ring.ntt(xp.concatenate([da, self._extend_to_bsk(da)], axis=-2), full)
+            d = ring.square_ntt(ops, x_full, full)
         else:
-            shape = np.broadcast_shapes(da.shape, db.shape)
-            x = xp.concatenate([xp.broadcast_to(da, shape), xp.broadcast_to(db, shape)], axis=-3)  # (..., 4, L, n)
-            x_full = _ntt(xp.concatenate([x, self._extend_to_bsk(x)], axis=-2), full)
+            x = ring.stack_pair(xp, da, db)  # (..., 4, L, n)
+            x_full = ring.ntt(xp.concatenate([x, self._extend_to_bsk(x)], axis=-2), full)
             d = ops.tensor(x_full[..., :2, :, :], x_full[..., 2:, :, :], full)
-        d = _intt(d, full)
+        d = ring.intt(d, full)
         product = self._scale_down(d[..., : self.L, :], d[..., self.L :, :])
         return self._relinearized(product, arrays[-1]) if relin else product
-
-    def square(self, a: Ciphertext, relin_key: RelinKey | None = None) -> Ciphertext:
-        """a * a."""
-        return self.multiply(a, a, relin_key)
 
     # -- key switching -----------------------------------------------------------------------
     def _key_switch(self, c, ksk, add=None):
         """(c0', c1') with c0' + c1' s = c * target + small, for c (..., L, n) in coefficient form and a
         key-switching key (L, 2, L + 1, n): RNS digits [c]_{q_j}, inner product over q and P, then the
         division by P with rounding (mod-down), plus `add` (..., 2, L, n) in the same pass if given."""
-        ops, qp = self.ops, self.qp
-        digits = _ntt(ops.reduce(c[..., :, None, :], qp), qp)  # (..., L, L + 1, n): digit j on every limb
-        return ops.mod_down(_intt(ops.inner_product(digits, ksk, qp), qp), self.q, self.params.special, add)
-
-    def relinearize(self, ct: Ciphertext, relin_key: RelinKey | None = None) -> Ciphertext:
-        """3 components -> 2, with the relinearization key (default: that of the last keygen)."""
-        relin_key = relin_key if relin_key is not None else self._default_keys("relin_key").relin
-        c = self._data(ct, Ciphertext, "ct")
-        ksk = self._data(relin_key, RelinKey, "relin_key")
-        key_id = self._same_key(("ct", ct), ("relin_key", relin_key))
-        if c.shape[-3] == 2:
-            return self._ct(c.copy(), key_id)
-        if c.shape[-3] != 3:
-            raise ValueError(f"ct: relinearize takes 3 components, got {c.shape[-3]}")
-        return self._ct(self._replayed(("relinearize",), self._relinearized, (c,), (ksk,), (relin_key,)), key_id)
-
-    def _relinearized(self, c, ksk):
-        """Data (..., 2, L, n) of the 3-component c switched to 2 components."""
-        return self._key_switch(c[..., 2, :, :], ksk, add=c[..., :2, :, :])
-
-    def _default_keys(self, name):
-        if self._last_keys is None:
-            raise ValueError(f"{name}: none given and this context has generated no keys")
-        return self._last_keys
-
-    def apply_galois(self, ct: Ciphertext, galois_elt: int, galois_keys: GaloisKeys | None = None) -> Ciphertext:
-        """ct(X) -> ct(X^g), switched back to the key s."""
-        galois_keys = galois_keys if galois_keys is not None else self._default_keys("galois_keys").galois
-        c = self._data(ct, Ciphertext, "ct")
-        self._check_galois_keys(galois_keys)
-        key_id = self._same_key(("ct", ct), ("galois_keys", galois_keys))
-        if c.shape[-3] != 2:
-            raise ValueError("ct: rotations need 2-component ciphertexts: relinearize first")
-        if galois_elt == 1:
-            return self._ct(c.copy(), key_id)
-        if galois_elt not in galois_keys.elements:
-            galois_keys.key_for(galois_elt)  # raises, naming the missing key
-        ksk = self.ops.asarray(galois_keys.data[galois_keys.elements.index(galois_elt)])  # that key only moves
-        fn = partial(self._galois_applied, galois_elt=galois_elt)
-        return self._ct(self._replayed(("galois", galois_elt), fn, (c,), (ksk,), (galois_keys,)), key_id)
-
-    def _galois_applied(self, c, ksk, *, galois_elt):
-        """Data of ct(X^g) switched back to s, with ksk the key of g."""
-        moved = self.ops.automorphism(c, galois_elt, self.q, ntt_form=False)
-        switched = self._key_switch(moved[..., 1, :, :], ksk)
-        c0 = self.ops.add(moved[..., 0, :, :], switched[..., 0, :, :], self.q)
-        return self.xp.stack([c0, switched[..., 1, :, :]], axis=-3)
-
-    def _check_galois_keys(self, galois_keys):
-        """Type and parameters of a GaloisKeys, without moving its (large) data to the device."""
-        if not isinstance(galois_keys, GaloisKeys):
-            raise TypeError(f"galois_keys must be a bfv.GaloisKeys, got {type(galois_keys).__name__}")
-        check_fingerprint(galois_keys.fingerprint, self.params, "galois_keys")
-        if galois_keys.data.dtype != np.uint64:
-            raise TypeError(f"galois_keys: data must be uint64, got {galois_keys.data.dtype}")
-        data = galois_keys.data
-        ok, moduli, rule = GaloisKeys._layout(self.params, tuple(data.shape), {"elements": list(galois_keys.elements)})
-        if not ok:
-            raise ValueError(f"galois_keys: data must have shape {rule}, got {tuple(data.shape)}")
-        if not isinstance(galois_keys.key_id, str):
-            raise ValueError("galois_keys: the galois_keys carries no key id: it cannot be matched to its keys")
-        self._check_key_entries(galois_keys, data, moduli, "galois_keys")
-
-    def rotate(self, ct: Ciphertext, k: int, galois_keys: GaloisKeys | None = None) -> Ciphertext:
-        """Rotate each row of the 2 x n/2 slot matrix left by k (right for k < 0). Uses the Galois key of
-        step k if there is one, else composes the step from the keys of steps 2^i (keygen(rotations="pow2"));
-        default keys: those of the last keygen."""
-        galois_keys = galois_keys if galois_keys is not None else self._default_keys("galois_keys").galois
-        self._check_galois_keys(galois_keys)
-        self._same_key(("ct", ct), ("galois_keys", galois_keys))
-        elt = self.galois_element(k)
-        if elt == 1 or elt in galois_keys.elements:
-            return self.apply_galois(ct, elt, galois_keys)
-        half = self.n // 2
-        k = int(k) % half
-        parts = [1 << i for i in range(half.bit_length()) if k >> i & 1]
-        if not all(self.galois_element(p) in galois_keys.elements for p in parts):
-            galois_keys.key_for(elt)  # raises, naming the missing key
-        for p in parts:
-            ct = self.apply_galois(ct, self.galois_element(p), galois_keys)
-        return ct
-
-    def rotate_columns(self, ct: Ciphertext, galois_keys: GaloisKeys | None = None) -> Ciphertext:
-        """Swap the two rows of the slot matrix."""
-        return self.apply_galois(ct, 2 * self.n - 1, galois_keys)
+        return switching.key_switch(self.ops, self.q, self.params.special, c, ksk, add)
 
 
 __all__ = ["Context"]

@@ -8,18 +8,17 @@ and limbs of that level (the RNS gadget is exact limb by limb). Every step works
 
 from __future__ import annotations
 
-import hashlib
+from functools import partial
 
 import numpy as np
 
-from . import _shared
-from ._shared import intt as _intt
-from ._shared import ntt as _ntt
-from .objects import Ciphertext, GaloisKeys, Keys, Plaintext, PublicKey, RelinKey, SecretKey, check_fingerprint
-from .params import SIGMA, Params
+from ..rlwe import encryption, noise, ring, switching
+from ..rlwe.context import SchemeContext
+from .objects import Ciphertext, Keys, Plaintext, PublicKey, RelinKey, SecretKey
+from .params import Params
 
 
-class Context:
+class Context(SchemeContext):
     """BGV on one backend: key generation, SIMD encoding (BFV's batch encoder layout), encryption,
     homomorphic arithmetic, modulus switching along the chain.
 
@@ -29,157 +28,31 @@ class Context:
     Operands at different levels are switched down to the lower level before they combine.
     """
 
+    scheme = "bgv"
+    params_type = Params
+    plaintext_type = Plaintext
+    ciphertext_type = Ciphertext
+    keys_type = Keys
+    _id_salt = Keys.id_salt
+
     def __init__(self, params: Params, backend: str = "auto", auto_mod_switch: bool = True):
-        if not isinstance(params, Params):
-            raise TypeError(f"params must be a bgv.Params, got {type(params).__name__}")
         if not isinstance(auto_mod_switch, bool):
             raise TypeError(f"auto_mod_switch must be True or False, got {auto_mod_switch!r}")
-        self.params = params
-        self.ops = _shared.engine(backend)
-        self.n, self.t = params.n, params.t
-        self.q = params.q
-        self.L = len(self.q)
-        self.special = params.special
-        self.qp = self.q + (params.special,)
-        self.auto_mod_switch = auto_mod_switch
-        self._slot_index = _shared.slot_index(self.n, self.ops)
-        self._last_keys: Keys | None = None
-        self.graphs = None  # every kernel launches from Python (bfv.Context's attribute of the same name)
-
-    @property
-    def xp(self):
-        """The array module of the backend (numpy or cupy)."""
-        return self.ops.xp
-
-    @property
-    def backend(self) -> str:
-        """ "cpu" or "gpu": where this context computes."""
-        return "gpu" if getattr(self.xp, "__name__", "") == "cupy" else "cpu"
-
-    # -- checks ------------------------------------------------------------------------------
-    def _data(self, obj, cls, name):
-        if not isinstance(obj, cls):
-            raise TypeError(f"{name} must be a bgv.{cls.__name__}, got {type(obj).__name__}")
-        check_fingerprint(obj.fingerprint, self.params, name)
-        data = self.ops.asarray(obj.data)
-        if data.dtype != np.uint64:
-            raise TypeError(f"{name}: data must be uint64, got {data.dtype}")
-        if cls is Ciphertext and (
-            data.ndim < 3
-            or data.shape[-1] != self.n
-            or not 1 <= data.shape[-2] <= self.L
-            or data.shape[-3] not in (2, 3)
-        ):
-            raise ValueError(
-                f"{name}: ciphertext data must have shape (..., 2 or 3, l + 1 <= {self.L}, n={self.n}), "
-                f"got {tuple(data.shape)}"
-            )
-        if cls is Plaintext and (data.ndim < 1 or data.shape[-1] != self.n):
-            raise ValueError(f"{name}: plaintext data must have shape (..., n={self.n}), got {tuple(data.shape)}")
-        return data
-
-    @staticmethod
-    def _same_key(*named):
-        ids = [(name, obj.key_id) for name, obj in named if obj is not None and obj.key_id is not None]
-        for name, key_id in ids[1:]:
-            if key_id != ids[0][1]:
-                raise ValueError(
-                    f"{ids[0][0]} belongs to key {ids[0][1]} but {name} to key {key_id}: "
-                    "objects of different keys do not mix"
-                )
-        return ids[0][1] if ids else None
-
-    @staticmethod
-    def _batch_shape(shape_a, shape_b, name_a, name_b):
-        try:
-            return np.broadcast_shapes(tuple(shape_a), tuple(shape_b))
-        except ValueError:
-            raise ValueError(
-                f"{name_a} (batch {tuple(shape_a)}) and {name_b} (batch {tuple(shape_b)}): "
-                "batch shapes do not broadcast"
-            ) from None
-
-    def _ct(self, data, key_id):
-        return Ciphertext(data, self.params.fingerprint, key_id)
-
-    def _default_keys(self, name):
-        if self._last_keys is None:
-            raise ValueError(f"{name}: none given and this context has generated no keys")
-        return self._last_keys
-
-    def _level_key(self, ksk, limbs):
-        """A key-switching key (L, 2, L + 1, n) cut to `limbs` limbs: its first `limbs` rows (digits) and
-        the limbs q_0 .. q_{limbs-1} and P."""
-        if limbs == self.L:
-            return ksk
-        return self.xp.ascontiguousarray(
-            self.xp.concatenate([ksk[:limbs, :, :limbs], ksk[:limbs, :, self.L :]], axis=2)
-        )
+        super().__init__(params, backend)
+        self.auto_mod_switch = auto_mod_switch  # every kernel launches from Python (graphs stays None)
 
     # -- keys --------------------------------------------------------------------------------
-    def galois_element(self, step: int) -> int:
-        """The Galois element 3^step mod 2n that rotates both rows left by `step` (negative: right)."""
-        return _shared.galois_element(self.n, step)
+    @property
+    def _error_factor(self) -> int:
+        """BGV's errors are multiples of t, the public key's too."""
+        return self.t
 
-    def _ksk(self, s_ntt, target_ntt):
-        """BGV key-switching key from target to s, stored as BFV's key for t^-1 target: t times it is
-        (-(a' s) + t e + P g_j target, a') with a' = t a uniform, BGV's key, and _key_switch multiplies
-        by t after the division by P, which makes that division round to a multiple of t."""
-        t_inv = [pow(self.t, -1, p) for p in self.qp]
-        return _shared.key_switching_key(
-            self.ops, self.q, self.special, s_ntt, self.ops.mul_scalar(target_ntt, t_inv, self.qp)
-        )
-
-    def keygen(self, rotations=(), columns: bool = True) -> Keys:
-        """Secret, public, relinearization and Galois keys (row rotations by each step in `rotations`, and,
-        unless columns=False, the column rotation); rotations="pow2" gives the steps +-2^i. Secret ternary,
-        errors Gaussian with sigma 3.2 (times t), all from the backend's secure sources."""
-        if isinstance(rotations, str):
-            if rotations != "pow2":
-                raise ValueError(f"rotations must be a list of int steps or 'pow2', got {rotations!r}")
-            rotations = [sign << i for i in range((self.n // 2).bit_length() - 1) for sign in (1, -1)]
-        if isinstance(rotations, (int, np.integer)) or any(not isinstance(k, (int, np.integer)) for k in rotations):
-            raise TypeError(f"rotations must be a list of int steps, got {rotations!r}")
-        if not isinstance(columns, bool):
-            raise TypeError(f"columns must be True or False, got {columns!r}")
-        ops, q, qp, L, n, t, fp = self.ops, self.q, self.qp, self.L, self.n, self.t, self.params.fingerprint
-        s_ntt = _ntt(ops.from_signed(ops.random_ternary((1, n)), qp), qp)
-        a = ops.random_uniform((L, n), q)
-        te = ops.mul_scalar(_ntt(ops.from_signed(ops.random_gaussian((1, n), SIGMA), q), q), [t] * L, q)
-        pk0 = ops.sub(te, ops.mul(a, s_ntt[:L], q), q)
-        public_data = self.xp.stack([pk0, a])
-        key_id = hashlib.sha256(b"bgv" + ops.to_host(public_data).tobytes()).hexdigest()[:16]
-        relin = self._ksk(s_ntt, ops.mul(s_ntt, s_ntt, qp))
-        elements = []
-        for g in [self.galois_element(k) for k in rotations] + ([2 * n - 1] if columns else []):
-            if g != 1 and g not in elements:
-                elements.append(g)
-        gal = [self._ksk(s_ntt, ops.automorphism(s_ntt, g, qp, ntt_form=True)) for g in elements]
-        gal_data = self.xp.stack(gal) if gal else self.xp.zeros((0, L, 2, L + 1, n), dtype=np.uint64)
-        keys = Keys(
-            SecretKey(s_ntt, fp, key_id),
-            PublicKey(public_data, fp, key_id),
-            RelinKey(relin, fp, key_id),
-            GaloisKeys(gal_data, fp, key_id, elements),
-        )
-        self._last_keys = keys
-        return keys
-
-    # -- encoding ----------------------------------------------------------------------------
-    def encode(self, values) -> Plaintext:
-        """Slots (..., n) of ints in [0, t) -> a batch of plaintexts; the slots form a 2 x n/2 matrix
-        (rotate moves each row left, rotate_columns swaps the rows): BFV's batch encoder."""
-        return Plaintext(
-            _shared.encode_slots(self.ops, self.n, self.t, self._slot_index, values), self.params.fingerprint
-        )
-
-    def decode(self, pt: Plaintext):
-        """Plaintexts -> slot values (..., n), uint64 in [0, t), on the backend's array type."""
-        return _shared.decode_slots(self._data(pt, Plaintext, "pt"), self.t, self._slot_index)
-
-    def _lifted(self, m, moduli):
-        """m (..., n) in [0, t) as centered values (-t/2, t/2] over `moduli`: (..., len(moduli), n)."""
-        return self.ops.centered_lift(m[..., None, :], self.t, moduli)
+    @property
+    def _key_factors(self) -> list[int] | None:
+        """t^-1 mod every limb of q and P: BGV keeps the key-switching key of t^-1 target, so t times it is
+        (-(a' s) + t e + P g_j target, a') with a' = t a uniform, BGV's key, and _key_switch multiplies by
+        t after the division by P, which makes that division round to a multiple of t."""
+        return [pow(self.t, -1, p) for p in self.qp]
 
     # -- encryption --------------------------------------------------------------------------
     def _check_level(self, level):
@@ -191,42 +64,22 @@ class Context:
     def encrypt(self, public: PublicKey, pt: Plaintext, level: int | None = None) -> Ciphertext:
         """Public-key encryption of every plaintext of the batch: (pk0 u + t e0 + m, pk1 u + t e1) at the
         top of the chain, then switched down to `level` if given."""
-        ops, q, n, L, t = self.ops, self.q, self.n, self.L, self.t
+        ops, q = self.ops, self.q
         level = self._check_level(level)
         pk = self._data(public, PublicKey, "public")
         m = self._data(pt, Plaintext, "pt")
-        batch = tuple(m.shape[:-1])
-        u = _ntt(ops.from_signed(ops.random_ternary(batch + (1, n)), q), q)
-        te = ops.mul_scalar(ops.from_signed(ops.random_gaussian(batch + (2, 1, n), SIGMA), q), [t] * L, q)
-        c = ops.add(_intt(ops.mul(u[..., None, :, :], pk, q), q), te, q)
+        c = encryption.public_zero(ops, q, pk, tuple(m.shape[:-1]), self.t)
         c[..., 0, :, :] = ops.add(c[..., 0, :, :], self._lifted(m, q), q)
         return self.mod_switch_to(self._ct(c, public.key_id), level)
 
     def encrypt_symmetric(self, secret: SecretKey, pt: Plaintext, level: int | None = None) -> Ciphertext:
         """Secret-key encryption (-(a s) + t e + m, a), a uniform, directly at `level` (default: the top)."""
-        ops, n, t = self.ops, self.n, self.t
         level = self._check_level(level)
         q = self.q[: level + 1]
         s = self._data(secret, SecretKey, "secret")[: level + 1]
         m = self._data(pt, Plaintext, "pt")
-        batch = tuple(m.shape[:-1])
-        a = ops.random_uniform(batch + (len(q), n), q)
-        te = ops.mul_scalar(ops.from_signed(ops.random_gaussian(batch + (1, n), SIGMA), q), [t] * len(q), q)
-        c0 = ops.sub(ops.add(te, self._lifted(m, q), q), _intt(ops.mul(_ntt(a, q), s, q), q), q)
-        return self._ct(self.xp.stack([c0, a], axis=-3), secret.key_id)
-
-    def _phase(self, secret: SecretKey, ct: Ciphertext):
-        """c0 + c1 s (+ c2 s^2) mod q_0 .. q_l, coefficient form (..., l + 1, n)."""
-        ops = self.ops
-        c = self._data(ct, Ciphertext, "ct")
-        q = self.q[: c.shape[-2]]
-        s = self._data(secret, SecretKey, "secret")[: len(q)]
-        self._same_key(("secret", secret), ("ct", ct))
-        c_ntt = _ntt(c[..., 1:, :, :], q)
-        acc = c_ntt[..., -1, :, :]
-        for k in range(c.shape[-3] - 2, 0, -1):  # Horner in s
-            acc = ops.add(ops.mul(acc, s, q), c_ntt[..., k - 1, :, :], q)
-        return ops.add(c[..., 0, :, :], _intt(ops.mul(acc, s, q), q), q)
+        c = encryption.symmetric(self.ops, q, s, tuple(m.shape[:-1]), partial(self._lifted, m, q), self.t)
+        return self._ct(c, secret.key_id)
 
     def decrypt(self, secret: SecretKey, ct: Ciphertext) -> Plaintext:
         """[c0 + c1 s + ...]_q mod t for every item: the phase is switched down to q_0 limb by limb (each
@@ -240,17 +93,7 @@ class Context:
         """Bits of noise budget left per batch item: bits(q_0 .. q_l) - bits(max |[c0 + c1 s + ...]_q|) - 1,
         at least 0 (decryption is exact while it is positive). Exact, with Python ints (for a few items)."""
         x = self.ops.to_host(self._phase(secret, ct))
-        q = self.q[: x.shape[-2]]
-        big_q = int(np.prod(np.array(q, dtype=object)))
-        batch = x.shape[:-2]
-        flat = x.reshape((-1, len(q), self.n))
-        crt = [(big_q // p) * pow(big_q // p, -1, p) for p in q]
-        out = np.empty(flat.shape[0], dtype=np.int64)
-        for b in range(flat.shape[0]):
-            v = sum(flat[b, i].astype(object) * c for i, c in enumerate(crt)) % big_q
-            norm = max(int(abs(val - big_q if val > big_q // 2 else val)) for val in v)
-            out[b] = max(0, big_q.bit_length() - norm.bit_length() - 1)
-        return out.reshape(batch)
+        return noise.budgets(x, self.q[: x.shape[-2]])
 
     # -- modulus switching -------------------------------------------------------------------
     def _drop_to(self, x, limbs):
@@ -288,64 +131,19 @@ class Context:
         return self._ct(self._drop_to(c, level + 1), ct.key_id)
 
     # -- additive ----------------------------------------------------------------------------
-    def _pair(self, a, b, name_a="a", name_b="b"):
-        """Data of a and b at their common (lower) level, with as many components."""
-        da, db = self._data(a, Ciphertext, name_a), self._data(b, Ciphertext, name_b)
-        key_id = self._same_key((name_a, a), (name_b, b))
-        self._batch_shape(da.shape[:-3], db.shape[:-3], name_a, name_b)
+    def _align(self, da, db):
+        """Data of two ciphertexts at their common (lower) level."""
         limbs = min(da.shape[-2], db.shape[-2])
-        da, db = self._drop_to(da, limbs), self._drop_to(db, limbs)
-        ka, kb = da.shape[-3], db.shape[-3]
-        if ka != kb:  # pad the shorter with zero components
+        return self._drop_to(da, limbs), self._drop_to(db, limbs)
 
-            def pad(d, k):
-                return self.xp.concatenate(
-                    [d, self.xp.zeros(d.shape[:-3] + (k - d.shape[-3],) + d.shape[-2:], dtype=np.uint64)], axis=-3
-                )
-
-            da, db = (pad(da, kb), db) if ka < kb else (da, pad(db, ka))
-        return da, db, key_id
-
-    def add(self, a: Ciphertext, b: Ciphertext) -> Ciphertext:
-        """a + b (batch axes broadcast; levels meet at the lower one)."""
-        da, db, key_id = self._pair(a, b)
-        return self._ct(self.ops.add(da, db, self.q[: da.shape[-2]]), key_id)
-
-    def sub(self, a: Ciphertext, b: Ciphertext) -> Ciphertext:
-        """a - b."""
-        da, db, key_id = self._pair(a, b)
-        return self._ct(self.ops.sub(da, db, self.q[: da.shape[-2]]), key_id)
-
-    def negate(self, a: Ciphertext) -> Ciphertext:
-        """-a."""
-        c = self._data(a, Ciphertext, "a")
-        return self._ct(self.ops.neg(c, self.q[: c.shape[-2]]), a.key_id)
-
-    def _plain_pair(self, a, pt):
-        c = self._data(a, Ciphertext, "a")
-        m = self._data(pt, Plaintext, "pt")
-        self._batch_shape(c.shape[:-3], m.shape[:-1], "a", "pt")
-        return c, m, self.q[: c.shape[-2]]
-
-    def add_plain(self, a: Ciphertext, pt: Plaintext) -> Ciphertext:
-        """a + pt (slot-wise): m, lifted to (-t/2, t/2], added to c0."""
-        c, m, q = self._plain_pair(a, pt)
-        c0 = self.ops.add(c[..., 0, :, :], self._lifted(m, q), q)
-        rest = self.xp.broadcast_to(c[..., 1:, :, :], c0.shape[:-2] + (c.shape[-3] - 1,) + c.shape[-2:])
-        return self._ct(self.xp.concatenate([c0[..., None, :, :], rest], axis=-3), a.key_id)
+    def _plain_term(self, m, q):
+        """m lifted to (-t/2, t/2]: what a plaintext adds to c0 (BGV does not scale it)."""
+        return self._lifted(m, q)
 
     def sub_plain(self, a: Ciphertext, pt: Plaintext) -> Ciphertext:
         """a - pt (slot-wise)."""
         c, m, q = self._plain_pair(a, pt)
-        c0 = self.ops.sub(c[..., 0, :, :], self._lifted(m, q), q)
-        rest = self.xp.broadcast_to(c[..., 1:, :, :], c0.shape[:-2] + (c.shape[-3] - 1,) + c.shape[-2:])
-        return self._ct(self.xp.concatenate([c0[..., None, :, :], rest], axis=-3), a.key_id)
-
-    def multiply_plain(self, a: Ciphertext, pt: Plaintext) -> Ciphertext:
-        """a * pt (slot-wise), the plaintext lifted to (-t/2, t/2]; the level is kept."""
-        c, m, q = self._plain_pair(a, pt)
-        m_ntt = _ntt(self._lifted(m, q), q)
-        return self._ct(_intt(self.ops.mul(_ntt(c, q), m_ntt[..., None, :, :], q), q), a.key_id)
+        return self._ct(ring.with_c0(self.xp, c, self.ops.sub(c[..., 0, :, :], self._lifted(m, q), q)), a.key_id)
 
     # -- multiplication ----------------------------------------------------------------------
     def multiply(self, a: Ciphertext, b: Ciphertext, relin_key: RelinKey | None = None) -> Ciphertext:
@@ -359,28 +157,16 @@ class Context:
             raise ValueError("multiply needs 2-component ciphertexts: relinearize first")
         q = self.q[: da.shape[-2]]
         if a is b:
-            x = _ntt(da, q)
-            x0, x1 = x[..., 0, :, :], x[..., 1, :, :]
-            cross = self.ops.mul(x0, x1, q)
-            d = self.xp.stack(
-                [self.ops.mul(x0, x0, q), self.ops.add(cross, cross, q), self.ops.mul(x1, x1, q)], axis=-3
-            )
+            d = ring.square_ntt(self.ops, ring.ntt(da, q), q)
         else:
-            shape = np.broadcast_shapes(da.shape, db.shape)
-            x = _ntt(
-                self.xp.concatenate([self.xp.broadcast_to(da, shape), self.xp.broadcast_to(db, shape)], axis=-3), q
-            )
+            x = ring.ntt(ring.stack_pair(self.xp, da, db), q)
             d = self.ops.tensor(x[..., :2, :, :], x[..., 2:, :, :], q)
-        d = _intt(d, q)
+        d = ring.intt(d, q)
         if relin_key is not None:
             d = self._relinearized(d, self._data(relin_key, RelinKey, "relin_key"))
         if self.auto_mod_switch and d.shape[-2] > 1:
             d = self._drop_last(d)
         return self._ct(d, key_id)
-
-    def square(self, a: Ciphertext, relin_key: RelinKey | None = None) -> Ciphertext:
-        """a * a."""
-        return self.multiply(a, a, relin_key)
 
     # -- key switching -----------------------------------------------------------------------
     def _key_switch(self, c, ksk, add=None):
@@ -391,70 +177,9 @@ class Context:
         ops, t = self.ops, self.t
         limbs = c.shape[-2]
         q = self.q[:limbs]
-        qp = q + (self.special,)
-        digits = _ntt(ops.reduce(c[..., :, None, :], qp), qp)  # (..., l + 1, l + 2, n)
-        out = ops.mod_down(_intt(ops.inner_product(digits, self._level_key(ksk, limbs), qp), qp), q, self.special)
+        out = switching.key_switch(ops, q, self.special, c, switching.key_at_level(self.xp, ksk, limbs))
         out = ops.mul_scalar(out, [t] * limbs, q)
         return out if add is None else ops.add(out, add, q)
-
-    def _relinearized(self, c, ksk):
-        return self._key_switch(c[..., 2, :, :], ksk, add=c[..., :2, :, :])
-
-    def relinearize(self, ct: Ciphertext, relin_key: RelinKey | None = None) -> Ciphertext:
-        """3 components -> 2, with the relinearization key (default: that of the last keygen)."""
-        relin_key = relin_key if relin_key is not None else self._default_keys("relin_key").relin
-        c = self._data(ct, Ciphertext, "ct")
-        ksk = self._data(relin_key, RelinKey, "relin_key")
-        key_id = self._same_key(("ct", ct), ("relin_key", relin_key))
-        if c.shape[-3] == 2:
-            return self._ct(c.copy(), key_id)
-        return self._ct(self._relinearized(c, ksk), key_id)
-
-    def _check_galois_keys(self, galois_keys):
-        if not isinstance(galois_keys, GaloisKeys):
-            raise TypeError(f"galois_keys must be a bgv.GaloisKeys, got {type(galois_keys).__name__}")
-        check_fingerprint(galois_keys.fingerprint, self.params, "galois_keys")
-        if galois_keys.data.dtype != np.uint64:
-            raise TypeError(f"galois_keys: data must be uint64, got {galois_keys.data.dtype}")
-
-    def apply_galois(self, ct: Ciphertext, galois_elt: int, galois_keys: GaloisKeys | None = None) -> Ciphertext:
-        """ct(X) -> ct(X^g), switched back to the key s; the level is kept."""
-        galois_keys = galois_keys if galois_keys is not None else self._default_keys("galois_keys").galois
-        c = self._data(ct, Ciphertext, "ct")
-        self._check_galois_keys(galois_keys)
-        key_id = self._same_key(("ct", ct), ("galois_keys", galois_keys))
-        if c.shape[-3] != 2:
-            raise ValueError("ct: rotations need 2-component ciphertexts: relinearize first")
-        if galois_elt == 1:
-            return self._ct(c.copy(), key_id)
-        ksk = self.ops.asarray(galois_keys.key_for(galois_elt))  # that key only moves
-        q = self.q[: c.shape[-2]]
-        moved = self.ops.automorphism(c, galois_elt, q, ntt_form=False)
-        switched = self._key_switch(moved[..., 1, :, :], ksk)
-        c0 = self.ops.add(moved[..., 0, :, :], switched[..., 0, :, :], q)
-        return self._ct(self.xp.stack([c0, switched[..., 1, :, :]], axis=-3), key_id)
-
-    def rotate(self, ct: Ciphertext, k: int, galois_keys: GaloisKeys | None = None) -> Ciphertext:
-        """Rotate each row of the 2 x n/2 slot matrix left by k (right for k < 0), with the key of step k
-        or composed from the keys of steps 2^i (keygen(rotations="pow2"))."""
-        galois_keys = galois_keys if galois_keys is not None else self._default_keys("galois_keys").galois
-        self._check_galois_keys(galois_keys)
-        self._same_key(("ct", ct), ("galois_keys", galois_keys))
-        elt = self.galois_element(k)
-        if elt == 1 or elt in galois_keys.elements:
-            return self.apply_galois(ct, elt, galois_keys)
-        half = self.n // 2
-        k = int(k) % half
-        parts = [1 << i for i in range(half.bit_length()) if k >> i & 1]
-        if not all(self.galois_element(p) in galois_keys.elements for p in parts):
-            galois_keys.key_for(elt)  # raises, naming the missing key
-        for p in parts:
-            ct = self.apply_galois(ct, self.galois_element(p), galois_keys)
-        return ct
-
-    def rotate_columns(self, ct: Ciphertext, galois_keys: GaloisKeys | None = None) -> Ciphertext:
-        """Swap the two rows of the slot matrix."""
-        return self.apply_galois(ct, 2 * self.n - 1, galois_keys)
 
 
 __all__ = ["Context"]

@@ -11,9 +11,9 @@ import hashlib
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from .. import bfv
-from ..bfv.params import MAX_LOG_Q, SIGMA
-from ..field import is_power_of_two, is_prime
+from ..field import is_prime
+from ..rlwe.keys import SIGMA
+from ..rlwe.params import MAX_LOG_Q, check_degree, check_plain_modulus, limb_bits, moduli
 
 # Limb sizes of the presets: (n, t, q_0 bits, bits of every further limb, their count, special bits).
 # A multiplication and the switch after it leave the noise at a fresh ciphertext's size (about 25 bits
@@ -62,7 +62,7 @@ class Params:
     limb after the first must also be 1 mod t (modulus switching then keeps plaintexts exact). Give
     `q=[primes]` or `q_bits=[bit lengths]` (chosen = 1 mod 2 n t); the key-switching prime as
     `special=prime` or `special_bits=bits` (default: the largest limb size). log2(q * special) must not
-    exceed the HE standard's 128-bit bound (bfv.MAX_LOG_Q), as for BFV.
+    exceed the HE standard's 128-bit bound (MAX_LOG_Q), as for BFV.
     """
 
     n: int
@@ -74,24 +74,15 @@ class Params:
 
     def __post_init__(self):
         n, t = self.n, self.t
-        if not isinstance(n, int) or isinstance(n, bool) or not is_power_of_two(n) or not 4096 <= n <= 65536:
-            raise ValueError(f"n must be a power of two from 2**12 to 2**16, got {n!r}")
-        if not isinstance(t, int) or isinstance(t, bool) or t < 3 or t >= 2**31 or not is_prime(t):
-            raise ValueError(f"t must be a prime below 2**31 (batching needs a prime plaintext modulus), got {t!r}")
+        check_degree(n)
+        check_plain_modulus(t, n)
         q = self.q
         if self.q_bits is not None:
             if q:
                 raise ValueError("give q or q_bits, not both")
-            bits = [int(b) for b in self.q_bits]
-            if not bits or any(b < 20 or b > 61 for b in bits):
-                raise ValueError(
-                    f"q_bits must be a non-empty list of limb sizes from 20 to 61 bits, got {list(self.q_bits)}"
-                )
-            q = tuple(_chain_primes(bits, n, t, {t}))
-        q = tuple(int(p) for p in q)
-        # the rules BGV shares with BFV (t = 1 mod 2n, primes, distinctness, the security bound)
-        # are BFV's own checks, and so are its choice of the special prime
-        common = bfv.Params(n=n, t=t, q=q, special=self.special, special_bits=self.special_bits)
+            q = tuple(_chain_primes(limb_bits(self.q_bits), n, t, {t}))
+        # the rules BGV shares with BFV: primes, distinctness, the special prime, the security bound
+        q, special = moduli(n, t, q, self.special, self.special_bits)
         for i, p in enumerate(q[1:], 1):
             if p % t != 1:
                 raise ValueError(
@@ -104,8 +95,8 @@ class Params:
                 f"q: q[0] has {q[0].bit_length()} bits; the last level needs at least {min_bits} "
                 f"(t, n and the rounding of a modulus switch)"
             )
-        object.__setattr__(self, "q", common.q)
-        object.__setattr__(self, "special", common.special)
+        object.__setattr__(self, "q", q)
+        object.__setattr__(self, "special", special)
 
     @classmethod
     def preset(cls, name: str) -> Params:
@@ -114,7 +105,7 @@ class Params:
         if name not in _PRESETS:
             raise ValueError(f"preset must be one of {', '.join(_PRESETS)}, got {name!r}")
         n, t, first, bits, count, special_bits = _PRESETS[name]
-        return cls(n=n, t=t, q_bits=[first] + [bits] * count, special_bits=special_bits)
+        return cls(n=n, t=t, q_bits=(first,) + (bits,) * count, special_bits=special_bits)
 
     @property
     def levels(self) -> int:

@@ -2,12 +2,11 @@
 
 The ciphertext data is a Dask array (batch, K, l + 1, n) chunked along the batch axis, at one level of
 the chain; the evaluation keys go to every worker once and each worker builds its BGV context once per
-process, so a task only carries its chunk.
+process (kept by the worker's plugin state, beside its BFV contexts), so a task only carries its chunk.
 """
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass
 
 import dask.array as da
@@ -16,19 +15,20 @@ from dask.base import tokenize
 
 from .. import bgv as scheme
 from .arrays import current_client, from_numpy
+from .plugin import current_state
 from .worker import describe_block, failures_named
-
-_CONTEXTS: dict[tuple[str, str], scheme.Context] = {}
-_CONTEXTS_LOCK = threading.Lock()
 
 
 def worker_context(params: scheme.Params, backend: str = "auto") -> scheme.Context:
-    """The BGV context of this process for (params, backend), built once and reused by every task."""
-    key = (params.fingerprint, backend)
-    with _CONTEXTS_LOCK:
-        if key not in _CONTEXTS:
-            _CONTEXTS[key] = scheme.Context(params, backend=backend)
-        return _CONTEXTS[key]
+    """The BGV context of this worker for (params, backend), built once and reused by every task: kept
+    in the worker plugin's state (WorkerState.contexts, under its lock, beside the BFV contexts; the
+    key names the scheme), dropped when the worker's state closes."""
+    state = current_state()
+    key = ("bgv", params.fingerprint, backend)
+    with state.lock:
+        if key not in state.contexts:
+            state.contexts[key] = scheme.Context(params, backend=backend)
+        return state.contexts[key]
 
 
 @dataclass(frozen=True)
@@ -43,10 +43,11 @@ class _Payload:
 def _bgv_task(*blocks, fn, payload, label, components, limbs, block_info=None):
     if not isinstance(payload, _Payload):  # the scheduler hands over the scattered value
         raise TypeError(f"{label}: the key payload did not arrive (got {type(payload).__name__})")
+    state = current_state()
     ctx = worker_context(payload.params, payload.backend)
     fingerprint, key_id = payload.params.fingerprint, payload.keys.key_id
     cts = [scheme.Ciphertext(ctx.ops.asarray(b), fingerprint, key_id) for b in blocks]
-    with failures_named(describe_block(label, block_info)):
+    with failures_named(describe_block(label, block_info)), state.phase(label):
         out = fn(ctx, payload.keys, *cts)
     if not isinstance(out, scheme.Ciphertext):
         raise TypeError(f"{label}: fn must return a bgv.Ciphertext, got {type(out).__name__}")

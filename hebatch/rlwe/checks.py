@@ -1,0 +1,122 @@
+"""Checks of plaintexts, ciphertexts and keys where a scheme uses them: type, parameters (fingerprint),
+dtype, shape against the parameters, key ids present and matching, entries below their moduli."""
+
+from __future__ import annotations
+
+import weakref
+
+import numpy as np
+
+from ..device import array_module, to_host
+
+
+def check_fingerprint(fingerprint, params, name: str) -> None:
+    """ValueError unless an object made under `fingerprint` belongs to `params`."""
+    if fingerprint != params.fingerprint:
+        raise ValueError(f"{name} was made under parameters {fingerprint}, not these parameters {params.fingerprint}")
+
+
+def check_reduced(data, moduli: tuple, name: str) -> None:
+    """ValueError if an entry of data (..., L, n) is >= the modulus of its limb (moduli: L entries), or,
+    with one modulus, if any entry is >= it. One fused comparison and reduction, one read of L flags."""
+    if data.size == 0:
+        return
+    xp = array_module(data)
+    if len(moduli) == 1:
+        if bool((data >= np.uint64(moduli[0])).any()):
+            raise ValueError(f"{name} has entries >= its modulus {moduli[0]}: it is corrupt or not reduced")
+        return
+    bound = xp.asarray(np.array(moduli, dtype=np.uint64).reshape(-1, 1))
+    bad = to_host((data >= bound).reshape(-1, len(moduli), data.shape[-1]).any(axis=(0, 2)))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(
+            f"{name} has entries >= their limb's modulus (limb {i}, modulus {moduli[i]}): it is corrupt or not "
+            f"reduced mod {moduli[i]}"
+        )
+
+
+def same_key(*named):
+    """The key id shared by the named objects ((name, object) pairs; None objects and None ids are
+    skipped), or a ValueError naming the two that differ."""
+    ids = [(name, obj.key_id) for name, obj in named if obj is not None and obj.key_id is not None]
+    for name, key_id in ids[1:]:
+        if key_id != ids[0][1]:
+            raise ValueError(
+                f"{ids[0][0]} belongs to key {ids[0][1]} but {name} to key {key_id}: "
+                "objects of different keys do not mix"
+            )
+    return ids[0][1] if ids else None
+
+
+def batch_shape(shape_a, shape_b, name_a: str, name_b: str):
+    """The broadcast batch shape of two operands, or a ValueError naming both."""
+    try:
+        return np.broadcast_shapes(tuple(shape_a), tuple(shape_b))
+    except ValueError:
+        raise ValueError(
+            f"{name_a} (batch {tuple(shape_a)}) and {name_b} (batch {tuple(shape_b)}): batch shapes do not broadcast"
+        ) from None
+
+
+class Checker:
+    """The checks of one scheme's objects under one parameter set.
+
+    Object classes describe their layout (`_layout(params, shape, header)` -> (ok, moduli, rule)) and
+    whether they are keys (`is_key`). Plaintexts and ciphertexts are checked on every use; a key's
+    entries once per data array (keys must not be modified in place while a context uses them)."""
+
+    def __init__(self, params, scheme: str):
+        self.params, self.scheme = params, scheme
+        self._checked_keys: dict = {}  # id(key object) -> the data array whose entries were checked
+
+    def _header(self, obj) -> dict:
+        elements = getattr(obj, "elements", None)
+        return {"elements": list(elements)} if elements is not None else {}
+
+    def data(self, ops, obj, cls, name: str):
+        """obj's data on the device of the engine `ops`, after every check (TypeError / ValueError naming
+        `name`)."""
+        if not isinstance(obj, cls):
+            raise TypeError(f"{name} must be a {self.scheme}.{cls.__name__}, got {type(obj).__name__}")
+        check_fingerprint(obj.fingerprint, self.params, name)
+        data = ops.asarray(obj.data)
+        if data.dtype != np.uint64:
+            raise TypeError(f"{name}: data must be uint64, got {data.dtype}")
+        ok, moduli, rule = cls._layout(self.params, tuple(data.shape), self._header(obj))
+        if not ok:
+            raise ValueError(f"{name}: {cls.kind} data must have shape {rule}, got {tuple(data.shape)}")
+        if cls.has_key_id and not isinstance(obj.key_id, str):
+            raise ValueError(f"{name}: the {cls.kind} carries no key id: it cannot be matched to its keys")
+        # Entries >= their modulus (a corrupt or foreign array) would give silent garbage: one fused
+        # comparison per object, one read of a few flags.
+        if cls.is_key:
+            self.key_entries(obj, data, moduli, name)
+        else:
+            cls._check_entries(data, moduli, name)
+        return data
+
+    def key_entries(self, key, data, moduli, name: str) -> None:
+        """check_reduced of a key's data, once per data array of that key object."""
+        if self._checked_keys.get(id(key)) is not data:
+            check_reduced(data, moduli, name)
+            self._checked_keys[id(key)] = data
+            weakref.finalize(key, self._checked_keys.pop, id(key), None)
+
+    def galois_keys(self, galois_keys, cls, name: str = "galois_keys") -> None:
+        """The checks of `data` for Galois keys, without moving their (large) data to the device."""
+        if not isinstance(galois_keys, cls):
+            raise TypeError(f"{name} must be a {self.scheme}.{cls.__name__}, got {type(galois_keys).__name__}")
+        check_fingerprint(galois_keys.fingerprint, self.params, name)
+        data = galois_keys.data
+        if data.dtype != np.uint64:
+            raise TypeError(f"{name}: data must be uint64, got {data.dtype}")
+        ok, moduli, rule = cls._layout(self.params, tuple(data.shape), self._header(galois_keys))
+        if not ok:
+            raise ValueError(f"{name}: data must have shape {rule}, got {tuple(data.shape)}")
+        if not isinstance(galois_keys.key_id, str):
+            raise ValueError(f"{name}: the {cls.kind} carries no key id: it cannot be matched to its keys")
+        self.key_entries(galois_keys, data, moduli, name)
+
+
+__all__ = ["check_fingerprint", "check_reduced", "same_key", "batch_shape", "Checker"]

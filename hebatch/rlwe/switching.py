@@ -1,0 +1,38 @@
+"""Key switching over the RNS gadget and the automorphisms X -> X^g of ciphertexts."""
+
+from __future__ import annotations
+
+from . import ring
+
+
+def key_switch(ops, q, special: int, c, ksk, add=None):
+    """(c0', c1') (..., 2, L, n) with c0' + c1' s = c * target + small, for c (..., L, n) in coefficient
+    form over q and a key-switching key (L, 2, L + 1, n) from target to s: RNS digits [c]_{q_j}, inner
+    product over q and P, then the division by P with rounding (mod-down), plus `add` (..., 2, L, n) in
+    the same pass if given."""
+    q = tuple(q)
+    qp = q + (special,)
+    digits = ring.ntt(ops.reduce(c[..., :, None, :], qp), qp)  # (..., L, L + 1, n): digit j on every limb
+    return ops.mod_down(ring.intt(ops.inner_product(digits, ksk, qp), qp), q, special, add)
+
+
+def key_at_level(xp, ksk, limbs: int):
+    """A key-switching key (L, 2, L + 1, n) cut to the first `limbs` limbs of q: its first `limbs` rows
+    (digits) and the limbs q_0 .. q_{limbs-1} and P (the RNS gadget is exact limb by limb)."""
+    L = ksk.shape[0]
+    if limbs == L:
+        return ksk
+    return xp.ascontiguousarray(xp.concatenate([ksk[:limbs, :, :limbs], ksk[:limbs, :, L:]], axis=2))
+
+
+def apply_automorphism(ops, c, galois_elt: int, q, switch):
+    """Data of ct(X^g) switched back to s, for 2-component data c (..., 2, L, n) in coefficient form:
+    both components moved by X -> X^g, then c1(X^g) switched by `switch` (a function of (..., L, n)
+    giving (..., 2, L, n), the key switch with the key of g) and c0(X^g) added to its first part."""
+    moved = ops.automorphism(c, galois_elt, q, ntt_form=False)
+    switched = switch(moved[..., 1, :, :])
+    c0 = ops.add(moved[..., 0, :, :], switched[..., 0, :, :], q)
+    return ops.xp.stack([c0, switched[..., 1, :, :]], axis=-3)
+
+
+__all__ = ["key_switch", "key_at_level", "apply_automorphism"]
