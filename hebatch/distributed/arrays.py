@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections import OrderedDict
 
 import dask
 import dask.array as da
@@ -15,6 +16,7 @@ import numpy as np
 
 from ..backend import get
 from ..device import device_of
+from . import provenance
 from .worker import device_memory_bytes, on_worker
 from .worker import to_host as host_array
 
@@ -110,15 +112,46 @@ def from_numpy(x, chunks=None) -> da.Array:
     if x.ndim < 1:
         raise ValueError("x must have a batch axis: got a 0-d array")
     lengths = batch_chunks(x.shape, x.dtype, chunks)
-    client = current_client()
-    if client is None or x.size == 0:
-        return da.from_array(x, chunks=(lengths,) + x.shape[1:], asarray=False)
     bounds = np.cumsum((0,) + lengths)
     pieces = [x[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+    # What the array holds, for the record of what an output was made from (host pieces one at a time)
+    source = {
+        "source": "array",
+        "shape": list(x.shape),
+        "dtype": str(x.dtype),
+        "content": provenance.content_digest(host_array(p) for p in pieces),
+    }
+    client = current_client()
+    if client is None or x.size == 0:
+        return provenance.record(da.from_array(x, chunks=(lengths,) + x.shape[1:], asarray=False), source)
     futures = client.scatter(pieces, hash=False)
     meta = x[:0]
     blocks = [da.from_delayed(f, shape=p.shape, dtype=x.dtype, meta=meta) for f, p in zip(futures, pieces)]
-    return da.concatenate(blocks, axis=0)
+    for future, a, b in zip(futures, bounds[:-1], bounds[1:]):
+        _scattered[future.key] = (int(a), int(b))
+    while len(_scattered) > _MAX_SCATTERED:
+        _scattered.popitem(last=False)
+    return provenance.record(da.concatenate(blocks, axis=0), source)
+
+
+_MAX_SCATTERED = 1 << 16
+_scattered: OrderedDict = OrderedDict()  # key of a chunk scattered by from_numpy -> its rows (start, stop)
+
+
+def lost_input(futures) -> RuntimeError | None:
+    """An error explaining the loss of chunks scattered by `from_numpy` among futures (those a failed
+    job depended on), or None when none of them is lost. Scattered chunks live only in the memory of
+    their worker: when it dies they are gone, and Dask cancels every task that needed them."""
+    lost = sorted(_scattered[f.key] for f in futures if f.key in _scattered and f.status != "finished")
+    if not lost:
+        return None
+    shown = ", ".join(f"{a}:{b}" for a, b in lost[:8]) + (", ..." if len(lost) > 8 else "")
+    return RuntimeError(
+        f"input rows {shown} (scattered to the workers by dist.from_numpy) were lost with a worker that "
+        "died or restarted: scattered data cannot be recomputed. Rerun the job (a to_zarr output resumes "
+        "from its finished chunks), or give the input as a Zarr store (dist.from_zarr), whose chunks "
+        "are read again when a worker is lost"
+    )
 
 
 def chunk_backend(x, name: str = "x"):
@@ -172,6 +205,7 @@ __all__ = [
     "batch_chunks",
     "chunk_budget",
     "current_client",
+    "lost_input",
     "to_device",
     "to_host",
 ]
