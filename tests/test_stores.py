@@ -125,3 +125,19 @@ def test_resume_redoes_missing_truncated_and_corrupt_chunks(client, tmp_path):
     assert dist.to_zarr(dist.ntt(X, Q[1]), out) == 3
     assert np.array_equal(dist.from_zarr(out).compute(), hb.ntt(x, Q[1]))
     assert dist.to_zarr(dist.ntt(X, Q[1]), out) == 0
+
+
+def test_in_memory_input_identity_without_a_cluster(tmp_path, monkeypatch):
+    from hebatch.distributed import arrays, jobs, zarr_io
+
+    for module in (arrays, jobs, zarr_io):  # Dask's local scheduler, even where a client is running
+        monkeypatch.setattr(module, "current_client", lambda: None)
+    x = residues(Q[0], (12, 64))
+    out = tmp_path / "o.zarr"
+    assert dist.to_zarr(dist.ntt(x, Q[0], negacyclic=True), out) == 1
+    assert dist.to_zarr(dist.ntt(x.copy(), Q[0], negacyclic=True), out) == 0
+    with pytest.raises(ValueError, match="content"):
+        dist.to_zarr(dist.ntt(residues(Q[0], (12, 64)), Q[0], negacyclic=True), out)
+    with pytest.raises(ValueError, match="negacyclic: true vs false"):
+        dist.to_zarr(dist.ntt(x, Q[0]), out)
+    assert np.array_equal(dist.from_zarr(out).compute(), hb.ntt(x, Q[0], negacyclic=True))

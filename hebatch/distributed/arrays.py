@@ -6,8 +6,10 @@ device memory on GPU workers, of the worker memory limit on CPU workers.
 
 from __future__ import annotations
 
+import functools
 import math
 import os
+import weakref
 from collections import OrderedDict
 
 import dask
@@ -112,26 +114,63 @@ def from_numpy(x, chunks=None) -> da.Array:
     if x.ndim < 1:
         raise ValueError("x must have a batch axis: got a 0-d array")
     lengths = batch_chunks(x.shape, x.dtype, chunks)
-    bounds = np.cumsum((0,) + lengths)
+    bounds = [int(b) for b in np.cumsum((0,) + lengths)]
     pieces = [x[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
-    # What the array holds, for the record of what an output was made from (host pieces one at a time)
-    source = {
-        "source": "array",
-        "shape": list(x.shape),
-        "dtype": str(x.dtype),
-        "content": provenance.content_digest(host_array(p) for p in pieces),
-    }
+    # What the array holds, for the record of an output made from it: a digest of the values, taken
+    # only when an output asks for it (where the pieces are: on the workers once scattered)
+    source = {"source": "array", "shape": list(x.shape), "dtype": str(x.dtype)}
     client = current_client()
     if client is None or x.size == 0:
-        return provenance.record(da.from_array(x, chunks=(lengths,) + x.shape[1:], asarray=False), source)
+        y = da.from_array(x, chunks=(lengths,) + x.shape[1:], asarray=False)
+        digest = functools.partial(_digest_here, _ref(x), bounds)
+        if isinstance(digest.args[0], weakref.ref):
+            return provenance.record(y, source, later={"content": digest})
+        return provenance.record(y, {**source, "content": digest()})  # no weak reference: now
     futures = client.scatter(pieces, hash=False)
     meta = x[:0]
     blocks = [da.from_delayed(f, shape=p.shape, dtype=x.dtype, meta=meta) for f, p in zip(futures, pieces)]
     for future, a, b in zip(futures, bounds[:-1], bounds[1:]):
-        _scattered[future.key] = (int(a), int(b))
+        _scattered[future.key] = (a, b)
     while len(_scattered) > _MAX_SCATTERED:
         _scattered.popitem(last=False)
-    return provenance.record(da.concatenate(blocks, axis=0), source)
+    digest = functools.partial(_digest_scattered, [weakref.ref(f) for f in futures])
+    return provenance.record(da.concatenate(blocks, axis=0), source, later={"content": digest})
+
+
+def _ref(x):
+    """A weak reference to x (a record must not keep a batch alive), or x itself where it allows none."""
+    try:
+        return weakref.ref(x)
+    except TypeError:
+        return functools.partial(_same, x)
+
+
+def _digest_here(ref, bounds) -> str:
+    x = ref()
+    if x is None:
+        raise LookupError("the array is gone")
+    return provenance.content_digest(
+        provenance.piece_digest(host_array(x[a:b])) for a, b in zip(bounds[:-1], bounds[1:])
+    )
+
+
+def _piece_digest(piece) -> str:
+    return provenance.piece_digest(host_array(piece))
+
+
+def _digest_scattered(refs) -> str:
+    futures = [ref() for ref in refs]
+    if any(f is None for f in futures):
+        raise LookupError("the scattered chunks are gone")
+    client = futures[0].client
+    try:
+        digests = client.gather(client.map(_piece_digest, futures, pure=False))
+    except Exception as error:
+        lost = lost_input(futures)
+        if lost is not None:
+            raise lost from error
+        raise
+    return provenance.content_digest(digests)
 
 
 _MAX_SCATTERED = 1 << 16

@@ -20,6 +20,7 @@ from dask.base import tokenize
 
 _MAX_RECORDS = 4096  # descriptions kept (oldest dropped first); each is a small dict
 _records: OrderedDict[str, dict] = OrderedDict()
+_later: dict[str, dict] = {}  # fields of records computed on first use
 # Dask layers that only regroup values: a rechunked array is described by what it rechunks.
 _VALUE_PRESERVING = ("rechunk-",)
 
@@ -42,12 +43,17 @@ def jsonable(value):
     raise TypeError(f"a provenance value must be JSON data, got {type(value).__name__}")
 
 
-def record(x, description: dict):
-    """Register description (JSON data) as what the Dask array x computes; returns x."""
+def record(x, description: dict, later: dict | None = None):
+    """Register description (JSON data) as what the Dask array x computes; returns x.
+
+    later: fields of the description computed only when it is first asked for (costly ones, such as
+    a digest of the data), as {field: function of no arguments}."""
     _records[x.name] = jsonable(description)
     _records.move_to_end(x.name)
+    if later:
+        _later[x.name] = dict(later)
     while len(_records) > _MAX_RECORDS:
-        _records.popitem(last=False)
+        _later.pop(_records.popitem(last=False)[0], None)
     return x
 
 
@@ -60,16 +66,30 @@ def describe(x) -> dict:
         if len(below) != 1:
             break
         name = next(iter(below))
-    if name in _records:
-        return json.loads(json.dumps(_records[name]))  # a copy the caller may change
-    return {"graph": x.name}
+    if name not in _records:
+        return {"graph": x.name}
+    pending = _later.get(name, {})
+    for field, compute in list(pending.items()):
+        try:
+            value = compute()
+        except LookupError:  # its data is gone: a value no other array's description can equal
+            value = f"unknown ({name})"
+        _records[name][field] = jsonable(value)
+        del pending[field]
+    _later.pop(name, None)
+    return json.loads(json.dumps(_records[name]))  # a copy the caller may change
 
 
-def content_digest(pieces) -> str:
-    """A token of the values of host arrays (one piece at a time, so no copy of the whole is made)."""
+def piece_digest(piece) -> str:
+    """A token of the values of one host array."""
+    return tokenize(piece.shape, str(piece.dtype), piece)
+
+
+def content_digest(digests) -> str:
+    """The digest of a batch from the digests of its pieces, in order."""
     total = hashlib.sha256()
-    for piece in pieces:
-        total.update(tokenize(piece.shape, str(piece.dtype), piece).encode())
+    for digest in digests:
+        total.update(digest.encode())
     return total.hexdigest()
 
 
