@@ -18,7 +18,7 @@ import numpy as np
 
 from ..backend import get
 from ..device import device_of
-from . import provenance
+from .provenance import content_digest, piece_digest, record
 from .worker import device_memory_bytes, on_worker
 from .worker import to_host as host_array
 
@@ -124,8 +124,8 @@ def from_numpy(x, chunks=None) -> da.Array:
         y = da.from_array(x, chunks=(lengths,) + x.shape[1:], asarray=False)
         digest = functools.partial(_digest_here, _ref(x), bounds)
         if isinstance(digest.args[0], weakref.ref):
-            return provenance.record(y, source, later={"content": digest})
-        return provenance.record(y, {**source, "content": digest()})  # no weak reference: now
+            return record(y, source, later={"content": digest})
+        return record(y, {**source, "content": digest()})  # no weak reference: now
     futures = client.scatter(pieces, hash=False)
     meta = x[:0]
     blocks = [da.from_delayed(f, shape=p.shape, dtype=x.dtype, meta=meta) for f, p in zip(futures, pieces)]
@@ -134,7 +134,7 @@ def from_numpy(x, chunks=None) -> da.Array:
     while len(_scattered) > _MAX_SCATTERED:
         _scattered.popitem(last=False)
     digest = functools.partial(_digest_scattered, [weakref.ref(f) for f in futures])
-    return provenance.record(da.concatenate(blocks, axis=0), source, later={"content": digest})
+    return record(da.concatenate(blocks, axis=0), source, later={"content": digest})
 
 
 def _ref(x):
@@ -149,13 +149,11 @@ def _digest_here(ref, bounds) -> str:
     x = ref()
     if x is None:
         raise LookupError("the array is gone")
-    return provenance.content_digest(
-        provenance.piece_digest(host_array(x[a:b])) for a, b in zip(bounds[:-1], bounds[1:])
-    )
+    return content_digest(piece_digest(host_array(x[a:b])) for a, b in zip(bounds[:-1], bounds[1:]))
 
 
 def _piece_digest(piece) -> str:
-    return provenance.piece_digest(host_array(piece))
+    return piece_digest(host_array(piece))
 
 
 def _digest_scattered(refs) -> str:
@@ -170,7 +168,7 @@ def _digest_scattered(refs) -> str:
         if lost is not None:
             raise lost from error
         raise
-    return provenance.content_digest(digests)
+    return content_digest(digests)
 
 
 _MAX_SCATTERED = 1 << 16

@@ -16,8 +16,8 @@ from ..device import array_module
 from ..ntt.api import ntt as array_ntt
 from ..ntt.api import polymul as array_polymul
 from ..ntt.validate import TransformArgs, _check_flag, check_polymul_args, check_transform_args
-from . import provenance
 from .arrays import as_batch, chunk_backend
+from .provenance import chain as record_chain
 from .worker import EntryCheck, check_device, describe_block, run_task
 
 
@@ -125,7 +125,7 @@ def _lazy(operands, step, device: str, label: str, meta, dtype) -> da.Array:
         chain, label = _Chain(previous.steps + (step,)), f"{before}_then_{label.split('_')[0]}"
     y = da.map_blocks(_chunk_task, *operands, op=chain, device=device, label=label, dtype=dtype, meta=meta, token=label)
     setattr(y, FUSED, (tuple(operands), chain, device, label))
-    return provenance.chain(y, chain.steps, operands)  # what y computes, for the outputs' records
+    return record_chain(y, chain.steps, operands)  # what y computes, for the outputs' records
 
 
 def _checked_here(check: bool, args: TransformArgs, *arrays) -> bool:

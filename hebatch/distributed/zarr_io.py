@@ -20,10 +20,9 @@ import numpy as np
 from dask.base import tokenize
 from dask.delayed import delayed
 
-from . import provenance
 from .arrays import as_batch, batch_chunks, chunk_backend, current_client
 from .jobs import run
-from .provenance import describe, differences, jsonable
+from .provenance import describe, differences, digest, jsonable, record
 from .worker import to_host
 
 DATA = "data"
@@ -157,7 +156,7 @@ def from_zarr(url, component=None, *, chunks=None) -> da.Array:
         "component": path or None,
         "shape": list(array.shape),
         "dtype": str(array.dtype),
-        "made_by": provenance.digest(made_by) if isinstance(made_by, dict) else None,
+        "made_by": digest(made_by) if isinstance(made_by, dict) else None,
     }
     name = "from_zarr-" + tokenize(source, lengths)
     bounds = np.cumsum((0,) + tuple(lengths))
@@ -168,7 +167,7 @@ def from_zarr(url, component=None, *, chunks=None) -> da.Array:
     }
     meta = np.empty((0,) * array.ndim, dtype=array.dtype)
     x = da.Array(graph, name, chunks=(tuple(lengths),) + tuple((s,) for s in array.shape[1:]), meta=meta)
-    return provenance.record(x, source)
+    return record(x, source)
 
 
 def zarr_status(url, component: str = DATA) -> tuple[int, int]:
