@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import os
+import uuid
 
 import dask.array as da
 import numpy as np
@@ -210,9 +211,9 @@ def _recheck(store, component, finished) -> list[tuple[int, str]]:
     if current_client() is None:
         return _bad_chunks(store, component, indices)
     groups = [indices[i : i + RECHECK_GROUP] for i in range(0, len(indices), RECHECK_GROUP)]
-    token = tokenize(store, component, indices)
+    token = uuid.uuid4().hex  # never a result the scheduler still holds from an earlier check
     tasks = [
-        delayed(_bad_chunks, pure=True)(store, component, group, dask_key_name=f"to_zarr_recheck-{token}-{i}")
+        delayed(_bad_chunks, pure=False)(store, component, group, dask_key_name=f"to_zarr_recheck-{token}-{i}")
         for i, group in enumerate(groups)
     ]
     return [bad for found in run(tasks) for bad in found]
