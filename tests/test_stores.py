@@ -141,3 +141,17 @@ def test_in_memory_input_identity_without_a_cluster(tmp_path, monkeypatch):
     with pytest.raises(ValueError, match="negacyclic: true vs false"):
         dist.to_zarr(dist.ntt(x, Q[0]), out)
     assert np.array_equal(dist.from_zarr(out).compute(), hb.ntt(x, Q[0], negacyclic=True))
+
+
+@pytest.mark.gpu
+def test_device_input_identity(tmp_path):
+    import cupy
+
+    with dist.cluster(device="gpu", verbose=False):
+        x = residues(Q[0], (16, 256))
+        out = tmp_path / "o.zarr"
+        assert dist.to_zarr(dist.ntt(cupy.asarray(x), Q[0], negacyclic=True), out) == 1
+        assert dist.to_zarr(dist.ntt(cupy.asarray(x), Q[0], negacyclic=True), out) == 0
+        with pytest.raises(ValueError, match="content"):
+            dist.to_zarr(dist.ntt(cupy.asarray(residues(Q[0], (16, 256))), Q[0], negacyclic=True), out)
+        assert np.array_equal(dist.from_zarr(out).compute(), hb.ntt(x, Q[0], negacyclic=True))
