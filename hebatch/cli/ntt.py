@@ -36,8 +36,9 @@ def ntt_command(in_path, out_path, modulus, no_progress, as_json, **options):
 
     Every row along the last axis is one transform of n points (n a power of two); for RNS input the
     axis before it holds the limbs, one modulus each. Entries must be below their modulus, of dtype
-    uint64 (uint32 when every modulus < 2^32). A Zarr OUT is written chunk by chunk: rerunning an
-    interrupted command resumes it.
+    uint64 (uint32 when every modulus < 2^32). A Zarr OUT is written chunk by chunk, each with a
+    checksum, and records what made it: rerunning an interrupted command resumes it (damaged chunks
+    are redone); another job into the same OUT is refused unless --overwrite.
 
     \b
     Examples:

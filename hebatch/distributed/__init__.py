@@ -24,7 +24,7 @@ from .jobs import run
 from .large import TRANSPOSES, LargeNTT, ntt_large
 from .plugin import HebatchPlugin, worker_report
 from .worker import DEVICES
-from .zarr_io import from_zarr, to_zarr, zarr_status
+from .zarr_io import from_zarr, to_zarr, zarr_provenance, zarr_status
 
 __all__ = [
     "bfv_map",
@@ -34,6 +34,7 @@ __all__ = [
     "from_zarr",
     "to_zarr",
     "zarr_status",
+    "zarr_provenance",
     "ntt",
     "intt",
     "polymul",

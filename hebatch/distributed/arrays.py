@@ -6,8 +6,11 @@ device memory on GPU workers, of the worker memory limit on CPU workers.
 
 from __future__ import annotations
 
+import functools
 import math
 import os
+import weakref
+from collections import OrderedDict
 
 import dask
 import dask.array as da
@@ -15,6 +18,7 @@ import numpy as np
 
 from ..backend import get
 from ..device import device_of
+from .provenance import content_digest, piece_digest, record
 from .worker import device_memory_bytes, on_worker
 from .worker import to_host as host_array
 
@@ -110,15 +114,81 @@ def from_numpy(x, chunks=None) -> da.Array:
     if x.ndim < 1:
         raise ValueError("x must have a batch axis: got a 0-d array")
     lengths = batch_chunks(x.shape, x.dtype, chunks)
+    bounds = [int(b) for b in np.cumsum((0,) + lengths)]
+    pieces = [x[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+    # What the array holds, for the record of an output made from it: a digest of the values, taken
+    # only when an output asks for it (where the pieces are: on the workers once scattered)
+    source = {"source": "array", "shape": list(x.shape), "dtype": str(x.dtype)}
     client = current_client()
     if client is None or x.size == 0:
-        return da.from_array(x, chunks=(lengths,) + x.shape[1:], asarray=False)
-    bounds = np.cumsum((0,) + lengths)
-    pieces = [x[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+        y = da.from_array(x, chunks=(lengths,) + x.shape[1:], asarray=False)
+        digest = functools.partial(_digest_here, _ref(x), bounds)
+        if isinstance(digest.args[0], weakref.ref):
+            return record(y, source, later={"content": digest})
+        return record(y, {**source, "content": digest()})  # no weak reference: now
     futures = client.scatter(pieces, hash=False)
     meta = x[:0]
     blocks = [da.from_delayed(f, shape=p.shape, dtype=x.dtype, meta=meta) for f, p in zip(futures, pieces)]
-    return da.concatenate(blocks, axis=0)
+    for future, a, b in zip(futures, bounds[:-1], bounds[1:]):
+        _scattered[future.key] = (a, b)
+    while len(_scattered) > _MAX_SCATTERED:
+        _scattered.popitem(last=False)
+    digest = functools.partial(_digest_scattered, [weakref.ref(f) for f in futures])
+    return record(da.concatenate(blocks, axis=0), source, later={"content": digest})
+
+
+def _ref(x):
+    """A weak reference to x (a record must not keep a batch alive), or x itself where it allows none."""
+    try:
+        return weakref.ref(x)
+    except TypeError:
+        return functools.partial(_same, x)
+
+
+def _digest_here(ref, bounds) -> str:
+    x = ref()
+    if x is None:
+        raise LookupError("the array is gone")
+    return content_digest(piece_digest(host_array(x[a:b])) for a, b in zip(bounds[:-1], bounds[1:]))
+
+
+def _piece_digest(piece) -> str:
+    return piece_digest(host_array(piece))
+
+
+def _digest_scattered(refs) -> str:
+    futures = [ref() for ref in refs]
+    if any(f is None for f in futures):
+        raise LookupError("the scattered chunks are gone")
+    client = futures[0].client
+    try:
+        digests = client.gather(client.map(_piece_digest, futures, pure=False))
+    except Exception as error:
+        lost = lost_input(futures)
+        if lost is not None:
+            raise lost from error
+        raise
+    return content_digest(digests)
+
+
+_MAX_SCATTERED = 1 << 16
+_scattered: OrderedDict = OrderedDict()  # key of a chunk scattered by from_numpy -> its rows (start, stop)
+
+
+def lost_input(futures) -> RuntimeError | None:
+    """An error explaining the loss of chunks scattered by `from_numpy` among futures (those a failed
+    job depended on), or None when none of them is lost. Scattered chunks live only in the memory of
+    their worker: when it dies they are gone, and Dask cancels every task that needed them."""
+    lost = sorted(_scattered[f.key] for f in futures if f.key in _scattered and f.status != "finished")
+    if not lost:
+        return None
+    shown = ", ".join(f"{a}:{b}" for a, b in lost[:8]) + (", ..." if len(lost) > 8 else "")
+    return RuntimeError(
+        f"input rows {shown} (scattered to the workers by dist.from_numpy) were lost with a worker that "
+        "died or restarted: scattered data cannot be recomputed. Rerun the job (a to_zarr output resumes "
+        "from its finished chunks), or give the input as a Zarr store (dist.from_zarr), whose chunks "
+        "are read again when a worker is lost"
+    )
 
 
 def chunk_backend(x, name: str = "x"):
@@ -172,6 +242,7 @@ __all__ = [
     "batch_chunks",
     "chunk_budget",
     "current_client",
+    "lost_input",
     "to_device",
     "to_host",
 ]

@@ -19,6 +19,7 @@ from ..ntt.api import ntt as array_ntt
 from ..ntt.api import polymul as array_polymul
 from ..ntt.validate import TransformArgs, _check_flag, check_polymul_args, check_transform_args
 from .arrays import as_batch, chunk_backend
+from .provenance import chain as record_chain
 from .worker import EntryCheck, check_device, run_task
 
 
@@ -172,7 +173,7 @@ def _lazy(operands, step, device: str, label: str, meta, dtype) -> da.Array:
             _chunk_task, *operands, job=replace(job, step=0, starts=()), dtype=dtype, meta=meta, token=label
         )
     setattr(y, FUSED, (tuple(operands), chain, device, label))
-    return y
+    return record_chain(y, chain.steps, operands)  # what y computes, for the outputs' records
 
 
 def _checked_here(check: bool, args: TransformArgs, *arrays) -> bool:

@@ -8,7 +8,7 @@ import time
 import dask
 from dask.utils import key_split
 
-from .arrays import current_client
+from .arrays import current_client, lost_input
 
 RELEASE_TIMEOUT = 10.0  # seconds to wait, after a failure, for the scheduler to forget the job
 
@@ -61,6 +61,7 @@ def run(*jobs, progress: bool = False, retries: int = 0, fail_fast: bool = True,
 def _run_on_cluster(client, collections, progress, retries, fail_fast, console):
     from distributed import futures_of
 
+    inputs = futures_of(collections)  # data the graphs refer to (chunks scattered by from_numpy)
     persisted = client.persist(collections, retries=retries)
     futures = futures_of(persisted)
     failure = first_failure(futures, progress=progress, fail_fast=fail_fast, console=console)
@@ -78,6 +79,9 @@ def _run_on_cluster(client, collections, progress, retries, fail_fast, console):
     except Exception:  # e.g. a scheduler that cannot import hebatch: the job's error matters more
         pass
     error, traceback = failure
+    lost = lost_input(inputs)
+    if lost is not None:
+        raise lost from error.with_traceback(traceback)
     raise error.with_traceback(traceback)
 
 

@@ -2,7 +2,8 @@
 
 A dataset is (records, features) ints mod t (.npy or Zarr); record i goes into the first slots of
 ciphertext i. Ciphertexts live in a Zarr group written by dist.to_zarr (array "data", shape
-(records, 2, L, n), chunk by chunk and resumable) whose attributes name the parameters and the key.
+(records, 2, L, n), chunk by chunk and resumable) whose record of what made it names the parameters
+and the key from the first chunk on (a rerun under other keys or parameters is refused).
 A key directory holds params.json and the serialized keys (secret.key readable by its owner only).
 """
 
@@ -18,6 +19,7 @@ from dask.delayed import delayed
 
 from .. import bfv
 from .. import distributed as dist
+from ..distributed.provenance import describe
 from .bfv_pipeline import Pipeline, parse_poly, rotation_steps
 from .io import check_separate, kind_of, open_batch, write_batch
 from .report import Timer, console, status
@@ -110,8 +112,12 @@ def _encrypt_rows(values, params, public, backend):
     return ctx.ops.to_host(ctx.encrypt(public, ctx.encode(slots)).data)
 
 
-def encrypt_dataset(in_path, ct_path, key_dir, *, chunk=None, backend="auto", overwrite=False) -> dict:
-    """Encrypt a dataset (records, features) into a Zarr store of ciphertexts, chunk by chunk (resumable)."""
+def encrypt_dataset(
+    in_path, ct_path, key_dir, *, chunk=None, backend="auto", overwrite=False, overwrite_hint="--overwrite"
+) -> dict:
+    """Encrypt a dataset (records, features) into a Zarr store of ciphertexts, chunk by chunk; a rerun
+    with the same input and keys resumes, one with other keys, parameters or input is refused (naming
+    both) unless overwrite. The store records the key id and parameters before its first chunk."""
     params, _meta, keys = read_keys(key_dir, secret=False)
     values = open_batch(in_path, chunks=chunk or 16, name="IN")
     if values.ndim != 2:
@@ -123,6 +129,12 @@ def encrypt_dataset(in_path, ct_path, key_dir, *, chunk=None, backend="auto", ov
         raise ValueError(f"IN has {features} values per record; at most n/2 = {params.n // 2} fit a slot row")
     public = delayed(keys.public, traverse=False)  # one copy in the graph, shared by every task
     limbs = len(params.q)
+    # What the store holds, recorded before its first chunk: a rerun under other keys is refused
+    made_by = {
+        "operation": "bfv-encrypt",
+        "input": describe(values),
+        ATTRS: _bfv_tag(params, keys.key_id, features=features, slots=features, steps=[]),
+    }
     values = values.rechunk({1: -1})
     parts = (
         [
@@ -141,8 +153,15 @@ def encrypt_dataset(in_path, ct_path, key_dir, *, chunk=None, backend="auto", ov
         raise ValueError("IN holds no records")
     cts = da.concatenate(parts, axis=0)
     with Timer() as timer:
-        written = write_batch(cts, ct_path, overwrite=overwrite, console=console, name="CT")
-    _tag(ct_path, params, keys.key_id, features=features, slots=features, steps=[])
+        written = write_batch(
+            cts,
+            ct_path,
+            overwrite=overwrite,
+            console=console,
+            name="CT",
+            provenance=made_by,
+            overwrite_hint=overwrite_hint,
+        )
     return {
         "input": os.fspath(in_path),
         "ciphertexts": os.fspath(ct_path),
@@ -155,27 +174,25 @@ def encrypt_dataset(in_path, ct_path, key_dir, *, chunk=None, backend="auto", ov
     }
 
 
-def _tag(ct_path, params, key_id, **extra):
-    import zarr
-
-    zarr.open_group(os.fspath(ct_path), mode="a").attrs[ATTRS] = {
-        "kind": "ciphertext",
-        "fingerprint": params.fingerprint,
-        "key_id": key_id,
-        **extra,
-    }
+def _bfv_tag(params, key_id, **extra) -> dict:
+    """The part of a ciphertext store's record that names its parameters and key."""
+    return {"kind": "ciphertext", "fingerprint": params.fingerprint, "key_id": key_id, **extra}
 
 
 def store_attrs(ct_path, params, key_id) -> dict:
     """The attributes of a ciphertext store, checked against the keys' parameters and id."""
-    import zarr
 
     if not os.path.exists(ct_path):
         raise FileNotFoundError(f"{os.fspath(ct_path)!r} does not exist")
     kind_of(ct_path, "CT")
     if pathlib.Path(ct_path).suffix != ".zarr":
         raise ValueError(f"ciphertexts live in Zarr stores, not {os.fspath(ct_path)!r}")
-    attrs = zarr.open_group(os.fspath(ct_path), mode="r").attrs.get(ATTRS)
+    try:
+        record = dist.zarr_provenance(os.fspath(ct_path))
+    except ValueError:  # no array "data": not a ciphertext store
+        record = None
+    job = record.get("job") if record else None
+    attrs = job.get(ATTRS) if isinstance(job, dict) else None
     if not attrs:
         raise ValueError(f"{os.fspath(ct_path)!r} holds no hebatch BFV ciphertexts")
     if attrs["fingerprint"] != params.fingerprint:
@@ -189,9 +206,18 @@ def store_attrs(ct_path, params, key_id) -> dict:
 
 
 def evaluate_store(
-    ct_path, out_path, key_dir, pipeline_options: dict, *, chunk=None, backend="auto", overwrite=False
+    ct_path,
+    out_path,
+    key_dir,
+    pipeline_options: dict,
+    *,
+    chunk=None,
+    backend="auto",
+    overwrite=False,
+    overwrite_hint="--overwrite",
 ) -> dict:
-    """Apply a pipeline to every ciphertext of a store on the cluster (dist.bfv_map); resumable."""
+    """Apply a pipeline to every ciphertext of a store on the cluster (dist.bfv_map); resumable (the
+    same pipeline on the same ciphertexts and keys only: anything else is refused unless overwrite)."""
     params, _meta, keys = read_keys(key_dir, secret=False)
     attrs = store_attrs(ct_path, params, keys.key_id)
     if attrs.get("slots") != attrs.get("features"):
@@ -206,17 +232,30 @@ def evaluate_store(
             f"`hebatch bfv keygen --max-features {pipeline.features}`"
         )
     cts = dist.from_zarr(os.fspath(ct_path), chunks=chunk or _store_chunk(ct_path))
+    made_by = {
+        "operation": "bfv-eval",
+        "input": describe(cts),
+        "pipeline": pipeline.describe(),
+        "dot_with": None if pipeline.dot_with is None else [int(w) for w in pipeline.dot_with],
+        ATTRS: _bfv_tag(
+            params,
+            keys.key_id,
+            features=pipeline.features,
+            slots=pipeline.result_slots,
+            steps=list(attrs.get("steps", [])) + pipeline.describe(),
+        ),
+    }
     result = dist.bfv_map(pipeline, cts, keys, params, components=2, backend=backend, name="bfv_pipeline")
     with Timer() as timer:
-        written = write_batch(result, out_path, overwrite=overwrite, console=console, name="OUT")
-    _tag(
-        out_path,
-        params,
-        keys.key_id,
-        features=pipeline.features,
-        slots=pipeline.result_slots,
-        steps=list(attrs.get("steps", [])) + pipeline.describe(),
-    )
+        written = write_batch(
+            result,
+            out_path,
+            overwrite=overwrite,
+            console=console,
+            name="OUT",
+            provenance=made_by,
+            overwrite_hint=overwrite_hint,
+        )
     return {
         "ciphertexts": os.fspath(ct_path),
         "output": os.fspath(out_path),
@@ -321,6 +360,7 @@ def run_pipeline_demo(
     seed=None,
     key_dir=None,
     records_path=None,
+    overwrite_hint="--overwrite",
 ) -> dict:
     """keygen (unless keys exist) -> encrypt -> eval -> decrypt in `work`, checked against plaintexts.
 
@@ -342,9 +382,18 @@ def run_pipeline_demo(
             np.save(records_path, rng.integers(0, max_value + 1, size=(records, features), dtype=np.int64))
     values = np.load(records_path) if str(records_path).endswith(".npy") else open_batch(records_path).compute()
     status(f"encrypt {values.shape[0]} records of {values.shape[1]} values")
-    enc = encrypt_dataset(records_path, work / "records.ct.zarr", key_dir, chunk=chunk, backend=backend)
+    enc = encrypt_dataset(
+        records_path, work / "records.ct.zarr", key_dir, chunk=chunk, backend=backend, overwrite_hint=overwrite_hint
+    )
     status(f"eval {', '.join(Pipeline(features=values.shape[1], **options).describe())} on the cluster")
-    ev = evaluate_store(work / "records.ct.zarr", work / "result.ct.zarr", key_dir, options, backend=backend)
+    ev = evaluate_store(
+        work / "records.ct.zarr",
+        work / "result.ct.zarr",
+        key_dir,
+        options,
+        backend=backend,
+        overwrite_hint=overwrite_hint,
+    )
     status("decrypt")
     dec, got = decrypt_store(work / "result.ct.zarr", work / "result.npy", key_dir, overwrite=True, backend=backend)
     expected = Pipeline(features=values.shape[1], **options).plain(values, params.t)
@@ -385,6 +434,7 @@ def analytics_job(settings: dict, out_dir, device: str) -> dict:
         backend=backend,
         seed=settings["seed"],
         records_path=settings["records_path"],
+        overwrite_hint="--fresh (or another output_dir)",
     )
     if summary["records_wrong"]:
         raise RuntimeError(

@@ -10,6 +10,7 @@ import numpy as np
 from dask.delayed import delayed
 
 from .. import distributed as dist
+from ..distributed.provenance import record as record_source
 
 FORMATS = (".zarr", ".npy")
 
@@ -87,7 +88,20 @@ def open_batch(path, *, component=None, chunks=None, name: str = "IN") -> da.Arr
         )
         for a, b in zip(bounds[:-1], bounds[1:])
     ]
-    return da.concatenate(parts, axis=0) if parts else da.from_array(np.asarray(header[:0]))
+    batch = da.concatenate(parts, axis=0) if parts else da.from_array(np.asarray(header[:0]))
+    # the file's identity, for the record of what an output was made from: a rewritten file differs
+    stat = os.stat(path)
+    return record_source(
+        batch,
+        {
+            "source": "npy",
+            "path": os.path.abspath(path),
+            "shape": list(header.shape),
+            "dtype": str(header.dtype),
+            "bytes": stat.st_size,
+            "modified_ns": stat.st_mtime_ns,
+        },
+    )
 
 
 def write_batch(
@@ -99,21 +113,25 @@ def write_batch(
     progress: bool = True,
     console=None,
     name: str = "OUT",
+    provenance: dict | None = None,
+    overwrite_hint: str = "--overwrite",
 ) -> dict:
     """Compute y into a Zarr store (chunk by chunk; a rerun resumes) or a .npy file (at the end).
 
     Returns {"chunks_total", "chunks_written"}: a resumed Zarr output writes only what was missing.
+    A Zarr output records what made it (y's description, or `provenance`); one made by another job
+    is refused (ValueError naming the differences and `overwrite_hint`) unless overwrite.
     """
     kind = kind_of(path, name)
     path = os.fspath(path)
     if kind == "zarr":
-        if progress and console is not None:
-            jobs = dist.to_zarr(y, path, component, overwrite=overwrite, compute=False)
-            if jobs:
-                dist.run(jobs, progress=True, fail_fast=False, console=console)
-            written = len(jobs)
-        else:
-            written = dist.to_zarr(y, path, component, overwrite=overwrite, progress=progress)
+        try:
+            jobs = dist.to_zarr(y, path, component, overwrite=overwrite, compute=False, provenance=provenance)
+        except ValueError as error:  # the option that replaces the store, in the caller's words
+            raise ValueError(f"{name} {str(error).replace('pass overwrite=True', f'pass {overwrite_hint}')}") from None
+        if jobs:
+            dist.run(jobs, progress=progress, fail_fast=False, console=console)
+        written = len(jobs)
         # the store's chunk count: to_zarr makes irregular chunks regular, so y's count may differ
         return {"chunks_total": dist.zarr_status(path, component)[1], "chunks_written": written}
     if os.path.exists(path) and not overwrite:

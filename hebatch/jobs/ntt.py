@@ -62,15 +62,26 @@ def batch_ntt(
     overwrite=False,
     device="auto",
     progress=True,
+    overwrite_hint="--overwrite",
 ) -> dict:
     """Transform the batch at in_path into out_path on the active cluster; a summary of the run.
 
-    A Zarr output that an interrupted run left unfinished is resumed: only missing chunks are computed.
+    A Zarr output that an interrupted run of the same job (input, moduli, direction) left unfinished
+    is resumed: only missing or damaged chunks are computed. One made by another job is refused with
+    a ValueError naming the differences and `overwrite_hint`, unless overwrite.
     """
     x = open_batch(in_path, component=component, chunks=chunk, name="IN")
     y = dist.ntt(x, modulus, negacyclic=negacyclic, inverse=inverse, algorithm=algorithm, device=device)
     with Timer() as timer:
-        written = write_batch(y, out_path, overwrite=overwrite, progress=progress, console=console, name="OUT")
+        written = write_batch(
+            y,
+            out_path,
+            overwrite=overwrite,
+            progress=progress,
+            console=console,
+            name="OUT",
+            overwrite_hint=overwrite_hint,
+        )
     total, done = written["chunks_total"], written["chunks_written"]
     fraction = done / total if total else 0.0
     computed_bytes = x.nbytes * fraction

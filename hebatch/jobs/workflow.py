@@ -12,7 +12,9 @@ A config names its kind and output directory, the cluster to use, and the settin
 Relative paths are taken from the directory the job runs in. Every job runs on the Dask cluster of
 its run and writes into its output directory: its results, `summary.json` and
 `performance-report.html`. A rerun after an interruption resumes: Zarr outputs chunk by chunk
-(finished chunks are kept), the zk job size by size (finished sizes are kept in results.json).
+(finished chunks are kept after their checksums are checked; a store made by another job, e.g. after
+the config changed, is refused until the run is --fresh), the zk job size by size (finished sizes are
+kept in results.json).
 """
 
 from __future__ import annotations
@@ -240,6 +242,7 @@ def batch_ntt_job(config: dict, out_dir: pathlib.Path, device: str, client=None)
         chunk=transform["chunk"],
         device=device,
         progress=True,
+        overwrite_hint="--fresh (or another output_dir)",
     )
     summary["rows_checked"] = transform["check_rows"]
     summary["rows_wrong"] = check_rows(
