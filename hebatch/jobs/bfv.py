@@ -8,6 +8,7 @@ A key directory holds params.json and the serialized keys (secret.key readable b
 
 from __future__ import annotations
 
+import datetime
 import json
 import os
 import pathlib
@@ -30,15 +31,56 @@ ATTRS = "hebatch_bfv"
 # -- keys on disk ----------------------------------------------------------------------------------------
 
 
-def write_keys(directory, preset: str, max_features: int, backend: str = "auto") -> dict:
-    """Generate keys (rotations for dot products of up to max_features values) into `directory`."""
+def _claim_key_dir(directory: pathlib.Path, overwrite: bool) -> pathlib.Path | None:
+    """Make `directory` an empty key directory of mode 0700; existing keys are moved aside (never deleted)
+    to a timestamped sibling when `overwrite`, else refused. The sibling's path, or None."""
+    aside = None
+    if directory.exists():
+        if not directory.is_dir():
+            raise NotADirectoryError(f"--keys {os.fspath(directory)!r} is a file, not a key directory")
+        if any(directory.iterdir()):
+            if not overwrite:
+                raise FileExistsError(
+                    f"--keys {os.fspath(directory)!r} is not empty (it may hold keys that data is encrypted "
+                    "under); choose another directory, or pass --overwrite to move it aside and generate new keys"
+                )
+            stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+            aside = directory.with_name(f"{directory.name}.old-{stamp}")
+            suffix = 1
+            while aside.exists():
+                aside = directory.with_name(f"{directory.name}.old-{stamp}-{suffix}")
+                suffix += 1
+            directory.rename(aside)
+        else:
+            directory.chmod(0o700)  # empty: nothing written yet
+    if not directory.exists():
+        directory.parent.mkdir(parents=True, exist_ok=True)
+        directory.mkdir(mode=0o700)  # private from the start (the umask can only narrow it)
+    return aside
+
+
+def _write_new(path: pathlib.Path, data: bytes, mode: int) -> None:
+    """Write a file that must not exist yet, created with `mode` before any byte is in it."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+    with os.fdopen(fd, "wb") as file:
+        file.write(data)
+
+
+def write_keys(directory, preset: str, max_features: int, backend: str = "auto", *, overwrite: bool = False) -> dict:
+    """Generate keys (rotations for dot products of up to max_features values) into `directory`.
+
+    A non-empty directory is refused unless `overwrite`, which moves it aside (meta["moved_aside"]).
+    params.json is written last: it marks a complete key set.
+    """
     params = bfv.Params.preset(preset)
     if not 1 <= max_features <= params.n // 2:
         raise ValueError(f"--max-features must be in 1..{params.n // 2} (a slot row) for {preset}, got {max_features}")
+    directory = pathlib.Path(directory)
+    if directory.exists() and not overwrite:
+        _claim_key_dir(directory, overwrite=False)  # refuse before the (slow) key generation
     ctx = bfv.Context(params, backend=backend)
     keys = ctx.keygen(rotations=rotation_steps(max_features))
-    directory = pathlib.Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
+    aside = _claim_key_dir(directory, overwrite)
     meta = {
         "preset": preset,
         "n": params.n,
@@ -49,12 +91,11 @@ def write_keys(directory, preset: str, max_features: int, backend: str = "auto")
         "key_id": keys.key_id,
         "max_features": max_features,
     }
-    (directory / "params.json").write_text(json.dumps(meta, indent=2) + "\n")
     for part, name in KEY_FILES.items():
-        path = directory / name
-        path.write_bytes(getattr(keys, part).to_bytes())
-        if part == "secret":
-            os.chmod(path, 0o600)
+        _write_new(directory / name, getattr(keys, part).to_bytes(), 0o600 if part == "secret" else 0o644)
+    _write_new(directory / "params.json", (json.dumps(meta, indent=2) + "\n").encode(), 0o644)
+    if aside is not None:
+        meta["moved_aside"] = os.fspath(aside)
     return meta
 
 
@@ -332,7 +373,8 @@ def run_pipeline_demo(
     if not (key_dir / "params.json").is_file():
         status(f"keygen ({preset}) -> {key_dir}")
         with Timer() as timer:
-            write_keys(key_dir, preset, max(features, 1), backend)
+            # an interrupted keygen (no params.json) is moved aside, not reused
+            write_keys(key_dir, preset, max(features, 1), backend, overwrite=True)
         stages["keygen_seconds"] = timer.seconds
     params, meta = read_params(key_dir)
     if records_path is None:
@@ -396,9 +438,10 @@ def analytics_job(settings: dict, out_dir, device: str) -> dict:
 # -- whole jobs (what the `hebatch bfv` commands run) ------------------------------------------------------
 
 
-def keygen(key_dir, preset="n8192", max_features=64, device="auto") -> dict:
-    """Generate keys into key_dir; a summary with the total bytes written."""
-    meta = write_keys(key_dir, preset, max_features, device)
+def keygen(key_dir, preset="n8192", max_features=64, device="auto", *, overwrite=False) -> dict:
+    """Generate keys into key_dir (an existing key set is moved aside only if `overwrite`); a summary with
+    the total bytes written."""
+    meta = write_keys(key_dir, preset, max_features, device, overwrite=overwrite)
     files = {name: (pathlib.Path(key_dir) / name).stat().st_size for name in ["params.json", *KEY_FILES.values()]}
     return {
         "keys": os.fspath(key_dir),
@@ -409,6 +452,7 @@ def keygen(key_dir, preset="n8192", max_features=64, device="auto") -> dict:
         "fingerprint": meta["fingerprint"],
         "key_id": meta["key_id"],
         "bytes": sum(files.values()),
+        **({"moved_aside": meta["moved_aside"]} if "moved_aside" in meta else {}),
     }
 
 
