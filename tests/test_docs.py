@@ -90,3 +90,25 @@ def test_transcripts_show_what_make_demo_runs():
     script = (ROOT / "docs" / "transcripts" / "make_transcripts.sh").read_text()
     line = next(line for line in script.splitlines() if line.startswith("run ") and "make demo" in line)
     assert shlex.split(line)[2:] == ["hb", *command[1:]], line
+
+
+def test_dependencies_are_not_installed_as_extras():
+    """What pyproject.toml lists as a dependency (bokeh, for the dashboard) is not installed again by
+    the deploy files, nor described as something to add."""
+    names = {re.split(r"[<>=!~\[; ]", dep, maxsplit=1)[0].lower() for dep in _project()["dependencies"]}
+    assert "bokeh" in names
+    files = [ROOT / "README.md", *(p for p in (ROOT / "deploy").rglob("*") if p.is_file())]
+    for path in files:
+        text = path.read_text(errors="replace")
+        for name in names:
+            for pattern in (rf"pip install [^\n]*['\"]{name}[<>=]", rf"--extra-package '{name}", rf"plus `{name}`"):
+                assert not re.search(pattern, text), f"{path.relative_to(ROOT)} installs {name}, a dependency"
+
+
+def _project() -> dict:
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10
+        import tomli as tomllib
+
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
