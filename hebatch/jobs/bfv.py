@@ -8,6 +8,7 @@ A key directory holds params.json and the serialized keys (secret.key readable b
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import json
 import os
@@ -246,6 +247,11 @@ def evaluate_store(
             f"--keys has no Galois keys for rotations {missing}: regenerate with "
             f"`hebatch bfv keygen --max-features {pipeline.features}`"
         )
+    all_steps = list(attrs.get("steps", [])) + pipeline.describe()
+    # what the steps' words leave out (the weights themselves), so a rerun can be matched exactly
+    recorded = {"source": attrs.get("pipeline"), **dataclasses.asdict(pipeline)}
+    recorded = json.loads(json.dumps(recorded))  # as the attributes store it (tuples as lists)
+    _check_same_pipeline(out_path, all_steps, recorded, overwrite)
     cts = dist.from_zarr(os.fspath(ct_path), chunks=chunk or _store_chunk(ct_path))
     result = dist.bfv_map(pipeline, cts, keys, params, components=2, backend=backend, name="bfv_pipeline")
     with Timer() as timer:
@@ -256,7 +262,8 @@ def evaluate_store(
         keys.key_id,
         features=pipeline.features,
         slots=pipeline.result_slots,
-        steps=list(attrs.get("steps", [])) + pipeline.describe(),
+        steps=all_steps,
+        pipeline=recorded,
     )
     return {
         "ciphertexts": os.fspath(ct_path),
@@ -266,6 +273,25 @@ def evaluate_store(
         **written,
         "seconds": timer.seconds,
     }
+
+
+def _check_same_pipeline(out_path, steps: list, pipeline: dict, overwrite: bool) -> None:
+    """A rerun into an existing output must apply the same pipeline to the same source: its chunks
+    hold that pipeline's results, and another one would only relabel them."""
+    import zarr
+
+    if overwrite or not os.path.exists(out_path):
+        return
+    try:
+        attrs = zarr.open_group(os.fspath(out_path), mode="r").attrs.get(ATTRS) or {}
+    except (FileNotFoundError, ValueError, TypeError, OSError):
+        return  # not a store this job wrote: write_batch refuses it
+    found = attrs.get("pipeline"), attrs.get("steps")
+    if "steps" in attrs and found != (pipeline if "pipeline" in attrs else None, steps):
+        raise ValueError(
+            f"OUT {os.fspath(out_path)!r} holds the results of {'; '.join(attrs['steps']) or 'no steps'}, not of "
+            f"{'; '.join(steps)}: choose another OUT, or pass --overwrite to replace it"
+        )
 
 
 def _store_chunk(ct_path) -> int:
