@@ -63,3 +63,13 @@ def test_cli_messages_name_the_flag():
     error = ValueError("out.zarr/data exists and was not written by to_zarr; pass overwrite=True to replace it")
     assert one_line(error).endswith("pass --overwrite to replace it")
     assert "overwrite=True" not in one_line(error)
+
+
+def test_scheduler_from_the_environment(tmp_path, batch, monkeypatch):
+    """HEBATCH_SCHEDULER is joined like --scheduler (here unreachable: a clean error), never mixed with a
+    local cluster's options."""
+    monkeypatch.setenv(job_cluster_module.SCHEDULER_ENV, UNREACHABLE)
+    result = invoke("ntt", batch, tmp_path / "out.npy", "-q", "goldilocks", "--workers", 2)
+    assert_clean_failure(result, "--workers", job_cluster_module.SCHEDULER_ENV)
+    with pytest.raises(ConnectionError, match="no Dask scheduler answers"), job_cluster_module.job_cluster():
+        pass

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import signal
 import threading
 from contextlib import contextmanager
@@ -63,9 +64,14 @@ def job_cluster(scheduler=None, workers=None, device="auto", threads_only=False,
     report_path: a Dask performance report (HTML) of everything run inside the block goes there.
     """
     check_device(device, "--device")
+    # the environment's scheduler, as dist.cluster() reads it: joined, not mixed with local options
+    scheduler = scheduler or os.environ.get(SCHEDULER_ENV) or None
     if scheduler:
         if workers is not None or threads_only:
-            raise ValueError("--workers and --threads-only only apply to a local cluster, not with --scheduler")
+            raise ValueError(
+                f"--workers and --threads-only only apply to a local cluster, not with --scheduler or "
+                f"{SCHEDULER_ENV} ({scheduler}): drop them, or unset {SCHEDULER_ENV} to start a local cluster"
+            )
         with connected(scheduler) as client, reported(report_path):
             yield client
         return
