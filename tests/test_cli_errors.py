@@ -73,3 +73,17 @@ def test_scheduler_from_the_environment(tmp_path, batch, monkeypatch):
     assert_clean_failure(result, "--workers", job_cluster_module.SCHEDULER_ENV)
     with pytest.raises(ConnectionError, match="no Dask scheduler answers"), job_cluster_module.job_cluster():
         pass
+
+
+def test_bfv_input_refused_before_the_cluster(tmp_path, no_cluster):
+    keys = tmp_path / "keys"
+    common = ("--keys", keys, "--device", "cpu")
+    invoke("bfv", "keygen", "--preset", "n4096", "--max-features", 4, *common)
+    bad = np.random.default_rng().integers(0, 65537, size=(3, 4))
+    bad[1, 2] = 65537 + int(np.random.default_rng().integers(0, 100))
+    np.save(tmp_path / "bad.npy", bad)
+    result = invoke("bfv", "encrypt", tmp_path / "bad.npy", tmp_path / "bad.ct.zarr", *common)
+    assert_clean_failure(result, "[0, t) = [0, 65537)", str(bad.max()))
+    np.save(tmp_path / "flat.npy", bad.reshape(-1))
+    assert_clean_failure(invoke("bfv", "encrypt", tmp_path / "flat.npy", tmp_path / "f.ct.zarr", *common), "shape")
+    assert not (tmp_path / "bad.ct.zarr").exists()

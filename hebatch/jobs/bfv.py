@@ -21,7 +21,7 @@ from dask.delayed import delayed
 from .. import bfv
 from .. import distributed as dist
 from .bfv_pipeline import Pipeline, parse_poly, rotation_steps
-from .io import check_separate, kind_of, open_batch, write_batch
+from .io import check_separate, kind_of, open_batch, peek, write_batch
 from .report import Timer, console, status
 
 PRESETS = ("n4096", "n8192", "n16384", "n32768")
@@ -235,10 +235,9 @@ def evaluate_store(
 ) -> dict:
     """Apply a pipeline to every ciphertext of a store on the cluster (dist.bfv_map); resumable."""
     params, _meta, keys = read_keys(key_dir, secret=False)
-    attrs = store_attrs(ct_path, params, keys.key_id)
-    if attrs.get("slots") != attrs.get("features"):
-        raise ValueError(f"{os.fspath(ct_path)!r} holds dot-product results; evaluate the encrypted records instead")
-    pipeline = Pipeline(features=int(attrs["features"]), **pipeline_options)
+    _attrs, pipeline, all_steps, recorded = _plan_eval(
+        ct_path, out_path, params, keys.key_id, pipeline_options, overwrite
+    )
     steps = rotation_steps(pipeline.features) if pipeline.dot_with is not None else []
     ctx = bfv.Context(params, backend="cpu")
     missing = [s for s in steps if ctx.galois_element(s) not in keys.galois.elements]
@@ -247,11 +246,6 @@ def evaluate_store(
             f"--keys has no Galois keys for rotations {missing}: regenerate with "
             f"`hebatch bfv keygen --max-features {pipeline.features}`"
         )
-    all_steps = list(attrs.get("steps", [])) + pipeline.describe()
-    # what the steps' words leave out (the weights themselves), so a rerun can be matched exactly
-    recorded = {"source": attrs.get("pipeline"), **dataclasses.asdict(pipeline)}
-    recorded = json.loads(json.dumps(recorded))  # as the attributes store it (tuples as lists)
-    _check_same_pipeline(out_path, all_steps, recorded, overwrite)
     cts = dist.from_zarr(os.fspath(ct_path), chunks=chunk or _store_chunk(ct_path))
     result = dist.bfv_map(pipeline, cts, keys, params, components=2, backend=backend, name="bfv_pipeline")
     with Timer() as timer:
@@ -273,6 +267,39 @@ def evaluate_store(
         **written,
         "seconds": timer.seconds,
     }
+
+
+def _plan_eval(ct_path, out_path, params, key_id, pipeline_options: dict, overwrite: bool):
+    """(source attributes, Pipeline, all steps, the recorded pipeline) of `bfv eval`, every check that
+    needs no cluster made (run before one starts, and again by evaluate_store)."""
+    attrs = store_attrs(ct_path, params, key_id)
+    if attrs.get("slots") != attrs.get("features"):
+        raise ValueError(f"{os.fspath(ct_path)!r} holds dot-product results; evaluate the encrypted records instead")
+    pipeline = Pipeline(features=int(attrs["features"]), **pipeline_options)
+    all_steps = list(attrs.get("steps", [])) + pipeline.describe()
+    # what the steps' words leave out (the weights themselves), so a rerun can be matched exactly
+    recorded = {"source": attrs.get("pipeline"), **dataclasses.asdict(pipeline)}
+    recorded = json.loads(json.dumps(recorded))  # as the attributes store it (tuples as lists)
+    _check_same_pipeline(out_path, all_steps, recorded, overwrite)
+    return attrs, pipeline, all_steps, recorded
+
+
+def check_records(in_path, params) -> None:
+    """The checks of a records dataset that its encryption would otherwise make on the workers (shape,
+    dtype, every value in [0, t)), made here before any cluster starts: one pass over the records,
+    small beside their ciphertexts."""
+    shape, dtype = peek(in_path, name="IN")
+    if len(shape) != 2:
+        raise ValueError(f"IN must hold (records, features) values, got shape {shape}")
+    if dtype.kind not in "iu":
+        raise TypeError(f"IN must hold integers mod t = {params.t}, got dtype {dtype}")
+    if not shape[0]:
+        raise ValueError("IN holds no records")
+    rows = max(1, (64 << 20) // max(1, dtype.itemsize * shape[1]))  # blocks of 64 MiB
+    values = open_batch(in_path, chunks=rows, name="IN")
+    low, high = da.compute(values.min(), values.max(), scheduler="threads")  # no cluster yet
+    if low < 0 or high >= params.t:
+        raise ValueError(f"IN values must lie in [0, t) = [0, {params.t}), got {low} .. {high}")
 
 
 def _check_same_pipeline(out_path, steps: list, pipeline: dict, overwrite: bool) -> None:
@@ -490,7 +517,7 @@ def encrypt(in_path, ct_path, key_dir, *, chunk=None, overwrite=False, cluster: 
     kind_of(in_path, "IN")
     kind_of(ct_path, "CT")
     check_separate(in_path, ct_path, "IN", "CT")
-    read_params(key_dir)
+    check_records(in_path, read_params(key_dir)[0])
     with job_cluster(**cluster) as client:
         summary = encrypt_dataset(
             in_path, ct_path, key_dir, chunk=chunk, backend=cluster.get("device", "auto"), overwrite=overwrite
@@ -508,7 +535,8 @@ def evaluate(
     cluster = dict(cluster or {})
     kind_of(out_path, "OUT")
     check_separate(ct_path, out_path, "CT", "OUT")
-    read_params(key_dir)
+    params, meta = read_params(key_dir)
+    _plan_eval(ct_path, out_path, params, meta["key_id"], options, overwrite)
     with job_cluster(**cluster) as client:
         summary = evaluate_store(
             ct_path, out_path, key_dir, options, chunk=chunk, backend=cluster.get("device", "auto"), overwrite=overwrite
