@@ -346,8 +346,11 @@ def decrypt_store(ct_path, out_path, key_dir, *, overwrite=False, backend="auto"
     ctx = bfv.Context(params, backend=backend)
     slots = int(attrs["slots"])
     rows, out, budget = int(data.chunks[0]), [], None
+    from rich.progress import track
+
+    starts = range(0, data.shape[0], rows)
     with Timer() as timer:
-        for start in range(0, data.shape[0], rows):
+        for start in track(starts, description="decrypt", console=console, transient=True, total=len(starts)):
             ct = bfv.Ciphertext(np.asarray(data[start : start + rows]), params.fingerprint, keys.key_id)
             out.append(np.asarray(ctx.ops.to_host(ctx.decode(ctx.decrypt(keys.secret, ct))))[:, :slots])
             # the budget is exact but costly (Python ints per coefficient): one record per chunk samples it
