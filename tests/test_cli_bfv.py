@@ -216,3 +216,23 @@ def test_pipeline_plain_reference():
     dot = Pipeline(features=5, dot_with=w)
     assert dot.plain(values, T)[:, 0].tolist() == [sum(int(a) * b for a, b in zip(r, w)) % T for r in values]
     assert rotation_steps(5) == [1, 2, 4] and rotation_steps(1) == []
+
+
+def test_eval_into_an_output_of_another_pipeline_refused(tmp_path, keys):
+    values = np.random.default_rng().integers(0, T, size=(2, 3))
+    cts = _encrypt(tmp_path, keys, values)
+    out = tmp_path / "out.ct.zarr"
+    common = ("--keys", keys, "--device", "cpu", *FAST_CLUSTER)
+    np.savetxt(tmp_path / "w1.txt", [[1, 2, 3]], fmt="%d")
+    np.savetxt(tmp_path / "w2.txt", [[3, 2, 1]], fmt="%d")
+    last_json(invoke("bfv", "eval", cts, out, "--dot-with", tmp_path / "w1.txt", *common, "--json"))
+    attrs = dict(zarr.open_group(str(out), mode="r").attrs)
+    for other in (["--square"], ["--dot-with", tmp_path / "w2.txt"]):  # the second differs in its weights only
+        result = invoke("bfv", "eval", cts, out, *other, *common)
+        assert_clean_failure(result, "holds the results of dot-with 3 weights", "--overwrite")
+        assert dict(zarr.open_group(str(out), mode="r").attrs) == attrs  # not relabelled
+    again = last_json(invoke("bfv", "eval", cts, out, "--dot-with", tmp_path / "w1.txt", *common, "--json"))
+    assert again["chunks_written"] == 0  # the same pipeline resumes
+    last_json(invoke("bfv", "eval", cts, out, "--square", "--overwrite", *common, "--json"))
+    invoke("bfv", "decrypt", out, tmp_path / "sq.npy", "--keys", keys, "--device", "cpu")
+    assert np.load(tmp_path / "sq.npy").tolist() == [[int(v) ** 2 % T for v in row] for row in values]

@@ -451,6 +451,7 @@ def test_wheelhouse_dry_run_downloads_binary_wheels_for_the_target(tmp_path):
     ):
         assert part in download, part
     assert any(" wheel --no-deps --wheel-dir " in line and line.endswith(str(ROOT)) for line in lines)
+    assert "ready" not in result.stdout and "nothing downloaded" in lines[-1]
 
 
 def test_wheelhouse_rejects_bad_arguments(tmp_path):
@@ -480,6 +481,8 @@ def test_install_offline_never_uses_an_index(tmp_path):
         ["bash", str(DEPLOY / "wheelhouse" / "install-offline.sh"), str(tmp_path)], capture_output=True, text=True
     )
     assert missing.returncode == 2 and "hebatch-*.whl" in missing.stderr
+    assert "nothing installed" in result.stdout and "installed; check" not in result.stdout
+    assert "no hebatch-*.whl" in result.stderr  # the dry run says what a real run would miss
 
 
 # --- local cluster ---------------------------------------------------------------------------------
@@ -519,13 +522,18 @@ def test_local_cluster_plans_one_worker_per_gpu(tmp_path):
 def test_local_cluster_without_gpu_fails_with_a_reason(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "CUDA_VISIBLE_DEVICES"}
     env["PATH"] = f"{_fake_nvidia_smi(tmp_path, 0)}:/usr/bin:/bin"
-    result = subprocess.run(
-        ["bash", str(DEPLOY / "local" / "start-local-gpu-cluster.sh"), "--dry-run"],
-        env=env,
-        capture_output=True,
-        text=True,
-    )
+    env["HEBATCH_RUN_DIR"] = str(tmp_path / "run")
+    script = str(DEPLOY / "local" / "start-local-gpu-cluster.sh")
+    result = subprocess.run(["bash", script], env=env, capture_output=True, text=True)
     assert result.returncode == 1 and "no GPU" in result.stderr
+    # the dry run shows the plan (for one GPU) and succeeds, starting nothing
+    dry = subprocess.run(["bash", script, "--dry-run"], env=env, capture_output=True, text=True)
+    assert dry.returncode == 0, dry.stderr
+    assert "no GPU" in dry.stderr and "dry run: nothing started" in dry.stdout
+    lines = dry.stdout.splitlines()
+    assert any(line.startswith("+ [scheduler] dask scheduler") for line in lines)
+    assert sum(line.startswith("+ [worker-") for line in lines) == 1
+    assert not (tmp_path / "run").exists()
 
 
 def _running(pid: int) -> bool:

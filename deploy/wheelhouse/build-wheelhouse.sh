@@ -93,4 +93,8 @@ run "$PYTHON" -m pip download --dest "$OUTDIR" --only-binary=:all: \
 # pip itself, so an old pip on the node can be upgraded offline first.
 run "$PYTHON" -m pip download --dest "$OUTDIR" --only-binary=:all: --no-deps pip
 
-echo "wheelhouse ready: $OUTDIR (copy it to the GPU nodes, then run deploy/wheelhouse/install-offline.sh $OUTDIR)"
+if [ "$DRY_RUN" = 1 ]; then
+    echo "dry run: nothing downloaded and $OUTDIR not created; run again without --dry-run to build it"
+else
+    echo "wheelhouse ready: $OUTDIR (copy it to the GPU nodes, then run deploy/wheelhouse/install-offline.sh $OUTDIR)"
+fi

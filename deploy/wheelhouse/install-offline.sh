@@ -24,8 +24,11 @@ while [ $# -gt 0 ]; do
     shift
 done
 if [ -z "$WHEELHOUSE" ]; then echo "install-offline.sh: WHEELHOUSE is required" >&2; exit 2; fi
-if [ "$DRY_RUN" = 0 ] && ! ls "$WHEELHOUSE"/hebatch-*.whl >/dev/null 2>&1; then
-    echo "install-offline.sh: no hebatch-*.whl in $WHEELHOUSE (build it with build-wheelhouse.sh)" >&2; exit 2
+if ! ls "$WHEELHOUSE"/hebatch-*.whl >/dev/null 2>&1; then
+    if [ "$DRY_RUN" = 0 ]; then
+        echo "install-offline.sh: no hebatch-*.whl in $WHEELHOUSE (build it with build-wheelhouse.sh)" >&2; exit 2
+    fi
+    echo "install-offline.sh: note: no hebatch-*.whl in $WHEELHOUSE yet (build it with build-wheelhouse.sh)" >&2
 fi
 
 run() {
@@ -43,4 +46,8 @@ run "$PYTHON" -m pip install --no-index --find-links "$WHEELHOUSE" "hebatch[gpu]
 if [ -f "$WHEELHOUSE/requirements-gpu.txt" ] && grep -q '^distributed-ucxx' "$WHEELHOUSE/requirements-gpu.txt"; then
     run "$PYTHON" -m pip install --no-index --find-links "$WHEELHOUSE" --requirement "$WHEELHOUSE/requirements-gpu.txt"
 fi
-echo "installed; check with: ${VENV:+$VENV/bin/}hebatch info"
+if [ "$DRY_RUN" = 1 ]; then
+    echo "dry run: nothing installed"
+else
+    echo "installed; check with: ${VENV:+$VENV/bin/}hebatch info"
+fi

@@ -51,6 +51,7 @@ run() {
   shown=${shown/#hb /hebatch }
   shown=${shown//"$PYTHON"/python}
   shown=${shown//"python -m hebatch.cli"/hebatch}
+  shown=${shown//"$REPO/"/}
   echo "running: $shown" >&2
   {
     echo "## $title"
@@ -71,7 +72,9 @@ if [ "$PART" != 2 ]; then
 run "Help" hb --help
 run "Installation info" hb info
 run "Installation info as JSON" hb info --json
-run "Demo batch (what make demo runs)" hb demo --log-n 12 --limbs 4 --batch 64
+run "Demo: the main batch job (what make demo runs)" hb demo
+run "Kernel warm-up (GPU machines; nothing to do on a CPU)" hb warmup
+run "A plot of committed benchmark results (no GPU needed)" hb bench ntt --from-json "$REPO/benchmarks/results/ntt-H100-80GB-HBM3-2026-11-22.json" --plot ntt.png
 
 "$PYTHON" - <<'PY'
 import numpy as np, hebatch as hb

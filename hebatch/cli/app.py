@@ -11,7 +11,8 @@ from .common import CONTEXT, CleanErrorGroup
 
 @click.group(cls=CleanErrorGroup, context_settings=CONTEXT)
 @click.version_option(hb.__version__, prog_name="hebatch")
-def main():
+@click.option("--debug", is_flag=True, help="show the full traceback of an error instead of one line")
+def main(debug):
     """hebatch: batched NTTs, polynomial arithmetic and BFV on CPUs and NVIDIA GPUs.
 
     \b

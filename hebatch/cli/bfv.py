@@ -75,17 +75,23 @@ def pipeline_flags(f):
     show_default=True,
     help="longest record whose dot product the Galois keys allow",
 )
+@click.option(
+    "--overwrite",
+    is_flag=True,
+    help="if --keys is not empty, move it aside (to KEYS.old-<UTC time>, never deleted) and generate new keys",
+)
 @device_option("where keys are generated: the GPU where one is visible (auto), the GPU, or the CPU")
 @json_option
-def keygen(key_dir, preset, max_features, device, as_json):
-    """Generate BFV keys into a directory: params.json, secret.key (mode 600), public, relin, galois keys.
+def keygen(key_dir, preset, max_features, overwrite, device, as_json):
+    """Generate BFV keys into a new or empty directory (mode 700): params.json, secret.key (mode 600),
+    public, relin and galois keys. An existing key set is never replaced without --overwrite.
 
     \b
     Examples:
       hebatch bfv keygen --keys keys/
       hebatch bfv keygen --keys keys4k/ --preset n4096 --max-features 8 --json
     """
-    report(jobs.keygen(key_dir, preset, max_features, device), as_json, "hebatch bfv keygen")
+    report(jobs.keygen(key_dir, preset, max_features, device, overwrite=overwrite), as_json, "hebatch bfv keygen")
 
 
 @bfv_group.command("encrypt")

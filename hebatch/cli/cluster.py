@@ -41,7 +41,6 @@ from .common import console, json_option, report
     "--seconds",
     type=click.FloatRange(0),
     default=None,
-    hidden=True,
     help="stop after this many seconds instead of waiting for Ctrl-C",
 )
 @json_option

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import click
 from rich.console import Console
@@ -15,11 +16,7 @@ from ..jobs.report import console, status  # noqa: F401  (status lines and progr
 CLEAN_ERRORS = (
     ValueError,
     TypeError,
-    FileNotFoundError,
-    FileExistsError,
-    NotADirectoryError,
-    IsADirectoryError,
-    PermissionError,
+    OSError,  # missing files, permissions, a full disk, an unreachable scheduler
     RuntimeError,
     ImportError,
     NotImplementedError,
@@ -34,6 +31,8 @@ def one_line(error: BaseException) -> str:
     text = " ".join(message.split()) if message else ""
     if isinstance(error, KeyError) and error.args:
         text = f"not found: {error.args[0]}"
+    # the library's messages name its Python keyword; on the command line it is the flag
+    text = text.replace("pass overwrite=True", "pass --overwrite")
     return text or type(error).__name__
 
 
@@ -46,7 +45,22 @@ class CleanErrorGroup(click.Group):
         except (click.ClickException, click.exceptions.Exit, click.Abort):  # click's own (Exit is a RuntimeError)
             raise
         except CLEAN_ERRORS as error:
+            if debugging(ctx):
+                raise
             raise click.ClickException(one_line(error)) from None
+
+
+def debugging(ctx: click.Context) -> bool:
+    """`hebatch --debug ...`: errors show their traceback instead of one line."""
+    return bool(ctx.find_root().params.get("debug"))
+
+
+def refuse_existing(out_path, overwrite: bool, name: str = "OUT") -> None:
+    """An existing .npy output without --overwrite is refused before any cluster starts (a Zarr output
+    is resumed instead)."""
+    path = os.fspath(out_path)
+    if not overwrite and path.endswith(".npy") and os.path.exists(path):
+        raise FileExistsError(f"{name} {path!r} exists; pass --overwrite to replace it, or choose another {name}")
 
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}

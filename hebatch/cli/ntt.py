@@ -7,7 +7,7 @@ import click
 from ..jobs.ntt import ALGORITHMS, run_batch_ntt
 from .app import main
 from .clusteropts import cluster_options, cluster_spec
-from .common import MODULUS, json_option, report
+from .common import MODULUS, json_option, refuse_existing, report
 
 
 @main.command("ntt")
@@ -47,6 +47,7 @@ def ntt_command(in_path, out_path, modulus, no_progress, as_json, **options):
       hebatch ntt out.zarr back.zarr -q babybear --inverse --scheduler tcp://10.0.0.5:8786 --json
       hebatch ntt in.zarr out.zarr -q goldilocks --workers 4 --report ntt-report.html
     """
+    refuse_existing(out_path, options["overwrite"])
     cluster = cluster_spec(options)
     summary = run_batch_ntt(in_path, out_path, modulus, progress=not no_progress, cluster=cluster, **options)
     report(summary, as_json, "hebatch ntt")

@@ -75,7 +75,10 @@ def run_benchmark(name: str, *, quick=False, extra=(), out=None, cpu_smoke=False
         for line in process.stdout:
             echo(line.rstrip("\n"))
     if process.returncode != 0:
-        raise RuntimeError(f"bench {name} exited with status {process.returncode}")
+        raise RuntimeError(
+            f"bench {name} exited with status {process.returncode}: see its message above (options "
+            "it does not know are passed on to its script, whose usage it prints)"
+        )
     written = sorted(p for p in out.glob("*.json") if before.get(p) != p.stat().st_mtime_ns)
     return {
         "benchmark": name,

@@ -9,6 +9,8 @@ A key directory holds params.json and the serialized keys (secret.key readable b
 
 from __future__ import annotations
 
+import dataclasses
+import datetime
 import json
 import os
 import pathlib
@@ -21,7 +23,7 @@ from .. import bfv
 from .. import distributed as dist
 from ..distributed.provenance import describe
 from .bfv_pipeline import Pipeline, parse_poly, rotation_steps
-from .io import check_separate, kind_of, open_batch, write_batch
+from .io import check_separate, kind_of, open_batch, peek, write_batch
 from .report import Timer, console, status
 
 PRESETS = ("n4096", "n8192", "n16384", "n32768")
@@ -32,15 +34,56 @@ ATTRS = "hebatch_bfv"
 # -- keys on disk ----------------------------------------------------------------------------------------
 
 
-def write_keys(directory, preset: str, max_features: int, backend: str = "auto") -> dict:
-    """Generate keys (rotations for dot products of up to max_features values) into `directory`."""
+def _claim_key_dir(directory: pathlib.Path, overwrite: bool) -> pathlib.Path | None:
+    """Make `directory` an empty key directory of mode 0700; existing keys are moved aside (never deleted)
+    to a timestamped sibling when `overwrite`, else refused. The sibling's path, or None."""
+    aside = None
+    if directory.exists():
+        if not directory.is_dir():
+            raise NotADirectoryError(f"--keys {os.fspath(directory)!r} is a file, not a key directory")
+        if any(directory.iterdir()):
+            if not overwrite:
+                raise FileExistsError(
+                    f"--keys {os.fspath(directory)!r} is not empty (it may hold keys that data is encrypted "
+                    "under); choose another directory, or pass --overwrite to move it aside and generate new keys"
+                )
+            stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+            aside = directory.with_name(f"{directory.name}.old-{stamp}")
+            suffix = 1
+            while aside.exists():
+                aside = directory.with_name(f"{directory.name}.old-{stamp}-{suffix}")
+                suffix += 1
+            directory.rename(aside)
+        else:
+            directory.chmod(0o700)  # empty: nothing written yet
+    if not directory.exists():
+        directory.parent.mkdir(parents=True, exist_ok=True)
+        directory.mkdir(mode=0o700)  # private from the start (the umask can only narrow it)
+    return aside
+
+
+def _write_new(path: pathlib.Path, data: bytes, mode: int) -> None:
+    """Write a file that must not exist yet, created with `mode` before any byte is in it."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+    with os.fdopen(fd, "wb") as file:
+        file.write(data)
+
+
+def write_keys(directory, preset: str, max_features: int, backend: str = "auto", *, overwrite: bool = False) -> dict:
+    """Generate keys (rotations for dot products of up to max_features values) into `directory`.
+
+    A non-empty directory is refused unless `overwrite`, which moves it aside (meta["moved_aside"]).
+    params.json is written last: it marks a complete key set.
+    """
     params = bfv.Params.preset(preset)
     if not 1 <= max_features <= params.n // 2:
         raise ValueError(f"--max-features must be in 1..{params.n // 2} (a slot row) for {preset}, got {max_features}")
+    directory = pathlib.Path(directory)
+    if directory.exists() and not overwrite:
+        _claim_key_dir(directory, overwrite=False)  # refuse before the (slow) key generation
     ctx = bfv.Context(params, backend=backend)
     keys = ctx.keygen(rotations=rotation_steps(max_features))
-    directory = pathlib.Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
+    aside = _claim_key_dir(directory, overwrite)
     meta = {
         "preset": preset,
         "n": params.n,
@@ -51,12 +94,11 @@ def write_keys(directory, preset: str, max_features: int, backend: str = "auto")
         "key_id": keys.key_id,
         "max_features": max_features,
     }
-    (directory / "params.json").write_text(json.dumps(meta, indent=2) + "\n")
     for part, name in KEY_FILES.items():
-        path = directory / name
-        path.write_bytes(getattr(keys, part).to_bytes())
-        if part == "secret":
-            os.chmod(path, 0o600)
+        _write_new(directory / name, getattr(keys, part).to_bytes(), 0o600 if part == "secret" else 0o644)
+    _write_new(directory / "params.json", (json.dumps(meta, indent=2) + "\n").encode(), 0o644)
+    if aside is not None:
+        meta["moved_aside"] = os.fspath(aside)
     return meta
 
 
@@ -219,10 +261,9 @@ def evaluate_store(
     """Apply a pipeline to every ciphertext of a store on the cluster (dist.bfv_map); resumable (the
     same pipeline on the same ciphertexts and keys only: anything else is refused unless overwrite)."""
     params, _meta, keys = read_keys(key_dir, secret=False)
-    attrs = store_attrs(ct_path, params, keys.key_id)
-    if attrs.get("slots") != attrs.get("features"):
-        raise ValueError(f"{os.fspath(ct_path)!r} holds dot-product results; evaluate the encrypted records instead")
-    pipeline = Pipeline(features=int(attrs["features"]), **pipeline_options)
+    _attrs, pipeline, all_steps, recorded = _plan_eval(
+        ct_path, out_path, params, keys.key_id, pipeline_options, overwrite
+    )
     steps = rotation_steps(pipeline.features) if pipeline.dot_with is not None else []
     ctx = bfv.Context(params, backend="cpu")
     missing = [s for s in steps if ctx.galois_element(s) not in keys.galois.elements]
@@ -242,7 +283,8 @@ def evaluate_store(
             keys.key_id,
             features=pipeline.features,
             slots=pipeline.result_slots,
-            steps=list(attrs.get("steps", [])) + pipeline.describe(),
+            steps=all_steps,
+            pipeline=recorded,
         ),
     }
     result = dist.bfv_map(pipeline, cts, keys, params, components=2, backend=backend, name="bfv_pipeline")
@@ -264,6 +306,59 @@ def evaluate_store(
         **written,
         "seconds": timer.seconds,
     }
+
+
+def _plan_eval(ct_path, out_path, params, key_id, pipeline_options: dict, overwrite: bool):
+    """(source attributes, Pipeline, all steps, the recorded pipeline) of `bfv eval`, every check that
+    needs no cluster made (run before one starts, and again by evaluate_store)."""
+    attrs = store_attrs(ct_path, params, key_id)
+    if attrs.get("slots") != attrs.get("features"):
+        raise ValueError(f"{os.fspath(ct_path)!r} holds dot-product results; evaluate the encrypted records instead")
+    pipeline = Pipeline(features=int(attrs["features"]), **pipeline_options)
+    all_steps = list(attrs.get("steps", [])) + pipeline.describe()
+    # what the steps' words leave out (the weights themselves), so a rerun can be matched exactly
+    recorded = {"source": attrs.get("pipeline"), **dataclasses.asdict(pipeline)}
+    recorded = json.loads(json.dumps(recorded))  # as the attributes store it (tuples as lists)
+    _check_same_pipeline(out_path, all_steps, recorded, overwrite)
+    return attrs, pipeline, all_steps, recorded
+
+
+def check_records(in_path, params) -> None:
+    """The checks of a records dataset that its encryption would otherwise make on the workers (shape,
+    dtype, every value in [0, t)), made here before any cluster starts: one pass over the records,
+    small beside their ciphertexts."""
+    shape, dtype = peek(in_path, name="IN")
+    if len(shape) != 2:
+        raise ValueError(f"IN must hold (records, features) values, got shape {shape}")
+    if dtype.kind not in "iu":
+        raise TypeError(f"IN must hold integers mod t = {params.t}, got dtype {dtype}")
+    if not shape[0]:
+        raise ValueError("IN holds no records")
+    rows = max(1, (64 << 20) // max(1, dtype.itemsize * shape[1]))  # blocks of 64 MiB
+    values = open_batch(in_path, chunks=rows, name="IN")
+    low, high = da.compute(values.min(), values.max(), scheduler="threads")  # no cluster yet
+    if low < 0 or high >= params.t:
+        raise ValueError(f"IN values must lie in [0, t) = [0, {params.t}), got {low} .. {high}")
+
+
+def _check_same_pipeline(out_path, steps: list, pipeline: dict, overwrite: bool) -> None:
+    """A rerun into an existing output must apply the same pipeline to the same source: its chunks
+    hold that pipeline's results, and another one would only relabel them."""
+
+    if overwrite or not os.path.exists(out_path):
+        return
+    try:
+        record = dist.zarr_provenance(os.fspath(out_path)) or {}
+    except (FileNotFoundError, ValueError, TypeError, OSError):
+        return  # not a store this job wrote: write_batch refuses it
+    job = record.get("job")
+    attrs = (job.get(ATTRS) if isinstance(job, dict) else None) or {}
+    found = attrs.get("pipeline"), attrs.get("steps")
+    if "steps" in attrs and found != (pipeline if "pipeline" in attrs else None, steps):
+        raise ValueError(
+            f"OUT {os.fspath(out_path)!r} holds the results of {'; '.join(attrs['steps']) or 'no steps'}, not of "
+            f"{'; '.join(steps)}: choose another OUT, or pass --overwrite to replace it"
+        )
 
 
 def _store_chunk(ct_path) -> int:
@@ -291,8 +386,11 @@ def decrypt_store(ct_path, out_path, key_dir, *, overwrite=False, backend="auto"
     ctx = bfv.Context(params, backend=backend)
     slots = int(attrs["slots"])
     rows, out, budget = int(data.chunks[0]), [], None
+    from rich.progress import track
+
+    starts = range(0, data.shape[0], rows)
     with Timer() as timer:
-        for start in range(0, data.shape[0], rows):
+        for start in track(starts, description="decrypt", console=console, transient=True, total=len(starts)):
             ct = bfv.Ciphertext(np.asarray(data[start : start + rows]), params.fingerprint, keys.key_id)
             out.append(np.asarray(ctx.ops.to_host(ctx.decode(ctx.decrypt(keys.secret, ct))))[:, :slots])
             # the budget is exact but costly (Python ints per coefficient): one record per chunk samples it
@@ -372,7 +470,8 @@ def run_pipeline_demo(
     if not (key_dir / "params.json").is_file():
         status(f"keygen ({preset}) -> {key_dir}")
         with Timer() as timer:
-            write_keys(key_dir, preset, max(features, 1), backend)
+            # an interrupted keygen (no params.json) is moved aside, not reused
+            write_keys(key_dir, preset, max(features, 1), backend, overwrite=True)
         stages["keygen_seconds"] = timer.seconds
     params, meta = read_params(key_dir)
     if records_path is None:
@@ -446,9 +545,10 @@ def analytics_job(settings: dict, out_dir, device: str) -> dict:
 # -- whole jobs (what the `hebatch bfv` commands run) ------------------------------------------------------
 
 
-def keygen(key_dir, preset="n8192", max_features=64, device="auto") -> dict:
-    """Generate keys into key_dir; a summary with the total bytes written."""
-    meta = write_keys(key_dir, preset, max_features, device)
+def keygen(key_dir, preset="n8192", max_features=64, device="auto", *, overwrite=False) -> dict:
+    """Generate keys into key_dir (an existing key set is moved aside only if `overwrite`); a summary with
+    the total bytes written."""
+    meta = write_keys(key_dir, preset, max_features, device, overwrite=overwrite)
     files = {name: (pathlib.Path(key_dir) / name).stat().st_size for name in ["params.json", *KEY_FILES.values()]}
     return {
         "keys": os.fspath(key_dir),
@@ -459,6 +559,7 @@ def keygen(key_dir, preset="n8192", max_features=64, device="auto") -> dict:
         "fingerprint": meta["fingerprint"],
         "key_id": meta["key_id"],
         "bytes": sum(files.values()),
+        **({"moved_aside": meta["moved_aside"]} if "moved_aside" in meta else {}),
     }
 
 
@@ -470,7 +571,7 @@ def encrypt(in_path, ct_path, key_dir, *, chunk=None, overwrite=False, cluster: 
     kind_of(in_path, "IN")
     kind_of(ct_path, "CT")
     check_separate(in_path, ct_path, "IN", "CT")
-    read_params(key_dir)
+    check_records(in_path, read_params(key_dir)[0])
     with job_cluster(**cluster) as client:
         summary = encrypt_dataset(
             in_path, ct_path, key_dir, chunk=chunk, backend=cluster.get("device", "auto"), overwrite=overwrite
@@ -488,7 +589,8 @@ def evaluate(
     cluster = dict(cluster or {})
     kind_of(out_path, "OUT")
     check_separate(ct_path, out_path, "CT", "OUT")
-    read_params(key_dir)
+    params, meta = read_params(key_dir)
+    _plan_eval(ct_path, out_path, params, meta["key_id"], options, overwrite)
     with job_cluster(**cluster) as client:
         summary = evaluate_store(
             ct_path, out_path, key_dir, options, chunk=chunk, backend=cluster.get("device", "auto"), overwrite=overwrite

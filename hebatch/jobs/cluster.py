@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import signal
 import threading
 from contextlib import contextmanager
@@ -12,6 +13,30 @@ from .. import distributed as dist
 from ..device import check_device
 
 SCHEDULER_ENV = dist.SCHEDULER_ENV  # where commands read a scheduler address from
+# Seconds to reach a running scheduler: a live one answers in well under a second, even on a busy
+# machine; a wrong address should fail while the user still waits for it (Dask's default is 30 s).
+CONNECT_TIMEOUT = 5
+
+
+@contextmanager
+def connected(scheduler):
+    """dist.cluster(scheduler), failing within CONNECT_TIMEOUT seconds with a ConnectionError that says
+    what to check when nothing answers there."""
+    import dask
+
+    with contextlib.ExitStack() as stack:
+        try:
+            with dask.config.set({"distributed.comm.timeouts.connect": f"{CONNECT_TIMEOUT}s"}):
+                client = stack.enter_context(dist.cluster(scheduler))
+        except OSError as error:
+            if isinstance(error, ConnectionError) or "connect" in str(error).lower():
+                raise ConnectionError(
+                    f"no Dask scheduler answers at {scheduler} (within {CONNECT_TIMEOUT} s): check the "
+                    f"address given by --scheduler or {SCHEDULER_ENV} and that the scheduler is running, "
+                    "or leave --scheduler out to start a local cluster"
+                ) from error
+            raise
+        yield client
 
 
 @contextmanager
@@ -39,10 +64,15 @@ def job_cluster(scheduler=None, workers=None, device="auto", threads_only=False,
     report_path: a Dask performance report (HTML) of everything run inside the block goes there.
     """
     check_device(device, "--device")
+    # the environment's scheduler, as dist.cluster() reads it: joined, not mixed with local options
+    scheduler = scheduler or os.environ.get(SCHEDULER_ENV) or None
     if scheduler:
         if workers is not None or threads_only:
-            raise ValueError("--workers and --threads-only only apply to a local cluster, not with --scheduler")
-        with dist.cluster(scheduler) as client, reported(report_path):
+            raise ValueError(
+                f"--workers and --threads-only only apply to a local cluster, not with --scheduler or "
+                f"{SCHEDULER_ENV} ({scheduler}): drop them, or unset {SCHEDULER_ENV} to start a local cluster"
+            )
+        with connected(scheduler) as client, reported(report_path):
             yield client
         return
     # Dask's size estimates of task results it cannot measure are not the user's concern.

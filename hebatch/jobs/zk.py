@@ -4,6 +4,7 @@ this machine's device or spread over Dask workers, its exact checks, and sweeps 
 from __future__ import annotations
 
 import time
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -146,19 +147,61 @@ def _sync(a) -> None:
         cupy.cuda.get_current_stream().synchronize()
 
 
-def time_transform(x, field: PrimeField, inverse: bool, use_gpu: bool, repeats: int, coset: bool = False):
+def _no_steps(description: str) -> None:
+    """The `step` of work that shows no progress (on a worker)."""
+
+
+@contextmanager
+def stepper(total: int):
+    """A progress bar (stderr, gone when done) over the `total` stages of one long job: yields
+    step(description), called as each stage starts; the elapsed time keeps running within a stage."""
+    from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    with Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TextColumn("{task.completed}/{task.total}"),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+    ) as progress:
+        task = progress.add_task("", total=total)
+        started = [False]
+
+        def step(description: str) -> None:
+            progress.update(task, advance=1 if started[0] else 0, description=description)
+            started[0] = True
+
+        yield step
+        progress.update(task, completed=total)
+
+
+def transform_steps(use_gpu: bool, repeats: int) -> int:
+    """How many stages time_transform reports: the copy to the GPU, the warm-up, each timed run."""
+    return int(use_gpu) + int(use_gpu or repeats > 1) + repeats
+
+
+def time_transform(
+    x, field: PrimeField, inverse: bool, use_gpu: bool, repeats: int, coset: bool = False, step=_no_steps
+):
     """(result, median seconds) of the transform on this machine's CPU or GPU (wall clock around a
     synchronised call: the time a caller waits), after one warm-up on GPUs and when repeats > 1. The
-    result stays on the device it was computed on (verification runs there too)."""
+    result stays on the device it was computed on (verification runs there too).
+    step(description): called as each stage starts (progress; see `stepper`, `transform_steps`)."""
     data = x
     if use_gpu:
         import cupy
 
+        step(f"copy {x.nbytes / 2**20:.0f} MiB to the GPU")
         data = cupy.asarray(x)
+        _sync(data)
     if use_gpu or repeats > 1:  # warm-up: twiddle tables (and kernels) built once, outside the timing
+        step("warm-up transform (tables, kernels)")
         _sync(run_transform(data, field, inverse, coset))
     times = []
-    for _ in range(repeats):
+    for i in range(repeats):
+        step(f"transform {i + 1}/{repeats}")
         start = time.perf_counter()
         y = run_transform(data, field, inverse, coset)
         _sync(y)
@@ -256,19 +299,22 @@ def zk_ntt(
     where = resolve_device(device, "--device")
     n = 1 << log_n
     rng = np.random.default_rng(seed)
-    x = random_elements(field, n, rng)
     summary = {"field": field.name, "log_n": log_n, "n": n, "inverse": inverse, "coset": coset, "device": where}
     status(
         f"transform of 2^{log_n} over {field.name} on the {where.upper()}"
         + (" spread over workers" if spread else "")
         + " ..."
     )
-    if spread:
-        y, seconds, extra = _time_spread(x, field, inverse, workers, scheduler, device, repeats)
-        summary.update(extra)
-    else:
-        y, seconds = time_transform(x, field, inverse, where == "gpu", repeats, coset)
-        summary["mode"] = "single device"
+    stages = 1 + (2 + repeats if spread else transform_steps(where == "gpu", repeats))
+    with stepper(stages) as step:
+        step(f"random input: 2^{log_n} elements")
+        x = random_elements(field, n, rng)
+        if spread:
+            y, seconds, extra = _time_spread(x, field, inverse, workers, scheduler, device, repeats, step)
+            summary.update(extra)
+        else:
+            y, seconds = time_transform(x, field, inverse, where == "gpu", repeats, coset, step)
+            summary["mode"] = "single device"
     summary["seconds"] = seconds
     summary["throughput_GBps"] = x.nbytes / seconds / 1e9 if seconds > 0 else 0.0
     if verify_points:
@@ -291,19 +337,24 @@ def zk_ntt(
     return summary
 
 
-def _time_spread(x, field, inverse, workers, scheduler, device, repeats):
-    """(host result, median seconds, details) of dist.ntt_large over the workers of a cluster."""
+def _time_spread(x, field, inverse, workers, scheduler, device, repeats, step=_no_steps):
+    """(host result, median seconds, details) of dist.ntt_large over the workers of a cluster;
+    step(description) as each of its 2 + repeats stages starts."""
     from .. import distributed as dist
-    from .cluster import local_cluster
+    from .cluster import connected, local_cluster
 
-    options = (
-        {"address": scheduler} if scheduler else {"device": device, "n_workers": workers, "dashboard_address": None}
-    )
-    with local_cluster(**options) as client:
+    step(f"connect to {scheduler}" if scheduler else "start a local cluster")
+    if scheduler:
+        cluster = connected(scheduler)
+    else:
+        cluster = local_cluster(device=device, n_workers=workers, dashboard_address=None)
+    with cluster as client:
         count = workers or len(client.scheduler_info(n_workers=-1)["workers"])
+        step(f"send {x.nbytes / 2**20:.0f} MiB to {count} workers and warm up")
         y = dist.ntt_large(x, argument(field), workers=count, inverse=inverse, device=device)  # warm-up
         times = []
-        for _ in range(repeats):
+        for i in range(repeats):
+            step(f"transform {i + 1}/{repeats} over {count} worker{'s' if count > 1 else ''}")
             start = time.perf_counter()
             y = dist.ntt_large(x, argument(field), workers=count, inverse=inverse, device=device)
             times.append(time.perf_counter() - start)
