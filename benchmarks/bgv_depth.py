@@ -3,7 +3,7 @@
 one level down after each) until a result no longer decrypts or the noise budget is 0.
 
 Prints, per preset, the BGV noise budget after each squaring, the depth reached, and the depth of
-BFV's preset of the same n (benchmarks/bfv_depth.py) where there is one. Usage:
+BFV's preset of the same n (hebatch.benchmarks.bfv_depth) where there is one. Usage:
     python benchmarks/bgv_depth.py [--presets n8192,n16384] [--backend cpu|gpu] [--no-bfv] [--json out.json]
 """
 
@@ -19,13 +19,11 @@ import time
 import numpy as np
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-for path in (ROOT, ROOT / "benchmarks"):
-    if str(path) not in sys.path:
-        sys.path.insert(0, str(path))
-
-import bfv_depth  # noqa: E402
+if str(ROOT) not in sys.path:  # run from a source checkout without installing
+    sys.path.insert(0, str(ROOT))
 
 from hebatch import bgv  # noqa: E402
+from hebatch.benchmarks import bfv_depth  # noqa: E402
 
 
 def measure_depth(preset: str, batch: int = 1, backend: str = "cpu", verbose=False) -> dict:
