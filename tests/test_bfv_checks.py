@@ -97,3 +97,28 @@ def test_decrypt_check_after_too_many_multiplications(setup):
     assert ctx.noise_budget(keys.secret, ct).max() == 0
     with pytest.raises(ValueError, match="2 of 2 batch items"):
         ctx.decrypt(keys.secret, ct, check=True)
+
+
+def test_entries_checked_once_per_object_and_not_for_results(setup, monkeypatch):
+    """The entry check reads flags back from the device (a synchronisation), so it runs once per object
+    and data array; results a context made are reduced by construction and never checked."""
+    from hebatch.rlwe import objects
+
+    params, ctx, keys = setup
+    fp, kid = params.fingerprint, keys.key_id
+    made = ctx.encrypt(keys.public, ctx.encode(values(params, 1)))
+    outside = bfv.Ciphertext(made.data.copy(), fp, kid)  # user-built: checked on its first use
+    calls = []
+    real = objects.check_reduced
+    monkeypatch.setattr(
+        objects, "check_reduced", lambda data, moduli, name: calls.append(name) or real(data, moduli, name)
+    )
+    for _ in range(3):
+        total = ctx.add(made, outside)
+    assert calls == ["b"]
+    ctx.add(total, made)
+    assert calls == ["b"]
+    outside.data = outside.data.copy()  # a new data array is checked again
+    outside.data[0, 0, 0] = params.q[0]
+    with pytest.raises(ValueError, match="limb 0"):
+        ctx.add(made, outside)

@@ -68,7 +68,15 @@ class Checker:
 
     def __init__(self, params, scheme: str):
         self.params, self.scheme = params, scheme
-        self._checked_keys: dict = {}  # id(key object) -> the data array whose entries were checked
+        # object -> the data array whose entries are known reduced: checked once, or made by a context.
+        # Checking costs a comparison, a reduction and a device-to-host read (a synchronisation that
+        # would stall the GPU on every operation), so an object is checked once per data array.
+        self._checked: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+    def trust(self, obj):
+        """Record obj (made by a context from checked operands) as reduced; returns obj."""
+        self._checked[obj] = obj.data
+        return obj
 
     def _header(self, obj) -> dict:
         elements = getattr(obj, "elements", None)
@@ -89,19 +97,20 @@ class Checker:
         if cls.has_key_id and not isinstance(obj.key_id, str):
             raise ValueError(f"{name}: the {cls.kind} carries no key id: it cannot be matched to its keys")
         # Entries >= their modulus (a corrupt or foreign array) would give silent garbage: one fused
-        # comparison per object, one read of a few flags.
-        if cls.is_key:
-            self.key_entries(obj, data, moduli, name)
-        else:
-            cls._check_entries(data, moduli, name)
+        # comparison per object and data array, one read of a few flags.
+        if self._checked.get(obj) is not obj.data:
+            if cls.is_key:
+                check_reduced(data, moduli, name)
+            else:
+                cls._check_entries(data, moduli, name)
+            self._checked[obj] = obj.data
         return data
 
     def key_entries(self, key, data, moduli, name: str) -> None:
         """check_reduced of a key's data, once per data array of that key object."""
-        if self._checked_keys.get(id(key)) is not data:
+        if self._checked.get(key) is not key.data:
             check_reduced(data, moduli, name)
-            self._checked_keys[id(key)] = data
-            weakref.finalize(key, self._checked_keys.pop, id(key), None)
+            self._checked[key] = key.data
 
     def galois_keys(self, galois_keys, cls, name: str = "galois_keys") -> None:
         """The checks of `data` for Galois keys, without moving their (large) data to the device."""

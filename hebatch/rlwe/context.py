@@ -104,7 +104,7 @@ class SchemeContext:
         return self.graphs(key, fn, inputs, constants, owners)
 
     def _ct(self, data, key_id):
-        return self.ciphertext_type(data, self.params.fingerprint, key_id)
+        return self._checker.trust(self.ciphertext_type(data, self.params.fingerprint, key_id))
 
     def _default_keys(self, name):
         if self._last_keys is None:
@@ -158,7 +158,7 @@ class SchemeContext:
         """Slots (..., n) of ints in [0, t) -> a batch of plaintexts. Slots form a 2 x n/2 matrix: rotate
         moves each row left, rotate_columns swaps the rows (SEAL's batch encoder layout)."""
         data = encoder.encode(self.ops, self.n, self.t, self._slot_index, values)
-        return self.plaintext_type(data, self.params.fingerprint)
+        return self._checker.trust(self.plaintext_type(data, self.params.fingerprint))
 
     def decode(self, pt):
         """Plaintexts -> slot values (..., n), uint64 in [0, t), on the backend's array type."""

@@ -29,7 +29,7 @@ class Tagged:
     """An array `data` with the fingerprint of its parameters and the id of its secret key."""
 
     kind = "object"
-    is_key = False  # keys: entries checked once per array; other objects on every use
+    is_key = False  # keys: checked with check_reduced; other objects by their _check_entries
     has_key_id = True  # plaintexts depend on no key
     frame: ClassVar[Frame]  # the scheme's frame (pack, unpack)
     scheme = "rlwe"
