@@ -66,3 +66,15 @@ def test_bgv_map_refuses_mixing(setup):
         bgv_map(None, ct, keys, params)
     with pytest.raises(ValueError, match="level"):
         bgv_map(multiply_pair, ct, keys, params, level=len(params.q))
+
+
+def test_bgv_map_checks_what_fn_returns(client, setup):
+    """The result's (components, limbs) announced to bgv_map are checked against what fn returns, and a
+    fn returning something else than a ciphertext is named."""
+    params, ctx, keys = setup
+    ct = ctx.encrypt(keys.public, ctx.encode(values(params, 2)), level=2)
+    X = dist.from_numpy(ct.data, chunks=1)
+    with pytest.raises(ValueError, match=r"returned 2 components of 2 limbs; the map was told 2 components of 3"):
+        bgv_map(square_plus_rotated, X, keys, params, level=2, backend="cpu").compute()  # fn drops a level
+    with pytest.raises(TypeError, match=r"fn must return a bgv\.Ciphertext"):
+        bgv_map(lambda c, k, x: x.data, X, keys, params, backend="cpu").compute()

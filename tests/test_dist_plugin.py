@@ -46,7 +46,7 @@ def test_bfv_contexts_live_in_the_worker_state():
     params = bfv.Params(n=4096, t=40961, q_bits=[36, 36], special_bits=37)
     state = plugin.current_state()
     ctx = worker_context(params, "cpu")
-    assert worker_context(params, "cpu") is ctx and state.contexts[(params.fingerprint, "cpu")] is ctx
+    assert worker_context(params, "cpu") is ctx and state.contexts[("bfv", params.fingerprint, "cpu")] is ctx
 
 
 def test_calls_wait_for_workers_and_say_so_when_none_come():

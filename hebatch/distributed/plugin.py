@@ -3,7 +3,7 @@
 `HebatchPlugin` is registered on every worker by `dist.cluster` (and can be registered on any
 cluster: `client.register_plugin(HebatchPlugin())`). When a worker starts it builds the worker's
 `WorkerState` (CUDA streams per task thread, the pinned output pool, the fused entry-check kernel,
-BFV contexts), points CuPy at RMM when a pool was asked for, and loads the kernels of the transforms
+BFV and BGV contexts), points CuPy at RMM when a pool was asked for, and loads the kernels of the transforms
 it is told about (`warm`: from a prebuilt cubin, HEBATCH_KERNEL_CUBIN, or compiled by NVRTC), so no
 task pays a compile. Tasks find the state with `current_state()`; tasks that run outside a worker
 (Dask's local scheduler) share one state of this process.
@@ -34,7 +34,7 @@ class WorkerState:
         self._thread = threading.local()
         self._copy_pool = None
         self._has_gpu = None
-        self.contexts: dict = {}  # (params fingerprint, backend) -> bfv.Context
+        self.contexts: dict = {}  # (scheme, params fingerprint, backend) -> bfv or bgv Context
         self.kernels: dict = {}  # name -> compiled CuPy kernel (the fused entry check)
         self.producers: dict = {}  # device pointer -> (stream, its event) that wrote it last
         self.warmed: list = []  # transforms whose kernels were loaded at start-up
@@ -154,16 +154,18 @@ class WorkerState:
                 self.kernels[name] = make()
             return self.kernels[name]
 
-    def bfv_context(self, params, backend: str = "auto"):
-        """The BFV context of this worker for (params, backend), built once and reused by every task.
-        Chunks are batches that keep the GPU busy on their own, so kernels launch directly (no CUDA
-        graphs: recording them in a worker running several tasks at once failed on the GPU)."""
-        from .. import bfv
+    def scheme_context(self, scheme: str, params, backend: str = "auto"):
+        """The context of `scheme` ("bfv" or "bgv") for (params, backend) on this worker, built once and
+        reused by every task. Chunks are batches that keep the GPU busy on their own, so BFV kernels
+        launch directly (no CUDA graphs: recording them in a worker running several tasks at once failed
+        on the GPU)."""
+        from .schemes import scheme_module
 
-        key = (params.fingerprint, backend)
+        key = (scheme, params.fingerprint, backend)
         with self.lock:
             if key not in self.contexts:
-                self.contexts[key] = bfv.Context(params, backend=backend, graphs=False)
+                options = {"graphs": False} if scheme == "bfv" else {}
+                self.contexts[key] = scheme_module(scheme).Context(params, backend=backend, **options)
             return self.contexts[key]
 
     def phase(self, name: str):
