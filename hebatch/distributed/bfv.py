@@ -10,12 +10,13 @@ from __future__ import annotations
 import dask.array as da
 
 from .. import bfv as scheme
-from . import schemes
+from .schemes import checked_inputs, map_ciphertexts
+from .schemes import worker_context as scheme_context
 
 
 def worker_context(params: scheme.Params, backend: str = "auto") -> scheme.Context:
     """The BFV context of this worker for (params, backend), built once (kept by the worker's plugin)."""
-    return schemes.worker_context("bfv", params, backend)
+    return scheme_context("bfv", params, backend)
 
 
 def bfv_map(
@@ -39,14 +40,14 @@ def bfv_map(
     name on the dashboard (default bfv_<fn name>).
     Returns the result's data as a Dask array (batch, components, L, n) chunked like the input.
     """
-    arrays = schemes.checked_inputs("bfv", fn, ct_arrays, keys, params)
+    arrays = checked_inputs("bfv", fn, ct_arrays, keys, params)
     for i, x in enumerate(arrays):
         if x.shape[2:] != (len(params.q), params.n):
             raise ValueError(
                 f"ct_arrays[{i}]: shape {x.shape} does not fit these parameters (L = {len(params.q)}, n = {params.n})"
             )
     components = arrays[0].shape[1] if components is None else int(components)
-    return schemes.map_ciphertexts("bfv", fn, arrays, keys, params, components, len(params.q), backend, name, False)
+    return map_ciphertexts("bfv", fn, arrays, keys, params, components, len(params.q), backend, name, False)
 
 
 __all__ = ["bfv_map", "worker_context"]

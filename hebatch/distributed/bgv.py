@@ -11,12 +11,13 @@ from __future__ import annotations
 import dask.array as da
 
 from .. import bgv as scheme
-from . import schemes
+from .schemes import checked_inputs, map_ciphertexts
+from .schemes import worker_context as scheme_context
 
 
 def worker_context(params: scheme.Params, backend: str = "auto") -> scheme.Context:
     """The BGV context of this worker for (params, backend), built once (kept by the worker's plugin)."""
-    return schemes.worker_context("bgv", params, backend)
+    return scheme_context("bgv", params, backend)
 
 
 def bgv_map(
@@ -41,7 +42,7 @@ def bgv_map(
     workers. name: the task group name (default bgv_<fn name>).
     Returns the result's data as a Dask array (batch, components, level + 1, n) chunked like the input.
     """
-    arrays = schemes.checked_inputs("bgv", fn, ct_arrays, keys, params)
+    arrays = checked_inputs("bgv", fn, ct_arrays, keys, params)
     for i, x in enumerate(arrays):
         if x.shape[-1] != params.n or not 1 <= x.shape[2] <= len(params.q):
             raise ValueError(
@@ -55,7 +56,7 @@ def bgv_map(
         raise ValueError(
             f"components must be 2 or 3 and level from 0 to {len(params.q) - 1}, got {components}, {limbs - 1}"
         )
-    return schemes.map_ciphertexts("bgv", fn, arrays, keys, params, components, limbs, backend, name, True)
+    return map_ciphertexts("bgv", fn, arrays, keys, params, components, limbs, backend, name, True)
 
 
 __all__ = ["bgv_map", "worker_context"]

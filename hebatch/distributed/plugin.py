@@ -11,6 +11,7 @@ task pays a compile. Tasks find the state with `current_state()`; tasks that run
 
 from __future__ import annotations
 
+import importlib
 import os
 import threading
 import time
@@ -24,6 +25,14 @@ from ..device import gpu_available
 PLUGIN_NAME = "hebatch"
 COPY_THREADS = 8  # host copies run on several cores (NumPy drops the GIL): one core copies slower than PCIe
 PRODUCERS_KEPT = 4096  # device results whose producing stream is remembered (for cross-stream ordering)
+
+
+def scheme_module(name: str):
+    """hebatch.bfv or hebatch.bgv by name (imported where first needed: the scheduler layer loads
+    neither scheme unless a job uses it)."""
+    if name not in ("bfv", "bgv"):
+        raise ValueError(f"scheme must be 'bfv' or 'bgv', got {name!r}")
+    return importlib.import_module(f"hebatch.{name}")
 
 
 class WorkerState:
@@ -159,8 +168,6 @@ class WorkerState:
         reused by every task. Chunks are batches that keep the GPU busy on their own, so BFV kernels
         launch directly (no CUDA graphs: recording them in a worker running several tasks at once failed
         on the GPU)."""
-        from .schemes import scheme_module
-
         key = (scheme, params.fingerprint, backend)
         with self.lock:
             if key not in self.contexts:

@@ -8,7 +8,6 @@ process (kept by the worker plugin's state), so a task only carries its chunk.
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
 
 import dask.array as da
@@ -16,16 +15,8 @@ import numpy as np
 from dask.base import tokenize
 
 from .arrays import current_client, from_numpy
-from .plugin import current_state
+from .plugin import current_state, scheme_module
 from .worker import describe_block, failures_named
-
-
-def scheme_module(name: str):
-    """hebatch.bfv or hebatch.bgv by name (imported where first needed: the scheduler layer loads
-    neither scheme unless a job uses it)."""
-    if name not in ("bfv", "bgv"):
-        raise ValueError(f"scheme must be 'bfv' or 'bgv', got {name!r}")
-    return importlib.import_module(f"hebatch.{name}")
 
 
 def worker_context(scheme: str, params, backend: str = "auto"):
