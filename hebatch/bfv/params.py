@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
-from functools import cached_property
 
 from ..rlwe.keys import SIGMA
-from ..rlwe.params import MAX_LOG_Q, check_degree, check_plain_modulus, limb_bits, moduli, primes_for_bits
+from ..rlwe.params import MAX_LOG_Q, ModulusChain, check_degree, check_plain_modulus, limb_bits, moduli, primes_for_bits
 
 # Limb sizes of the presets: data limbs, then the special prime (its bits last); totals are the table's.
 _PRESET_BITS = {
@@ -20,7 +18,7 @@ PRESET_T = 65537  # prime, = 1 mod 2n for every preset n (2^16 | t - 1); 17 bits
 
 
 @dataclass(frozen=True)
-class Params:
+class Params(ModulusChain):
     """BFV parameters, validated on construction.
 
     n: ring degree, a power of two in 2^12 .. 2^16. t: plaintext modulus, a prime = 1 mod 2n (SIMD
@@ -30,6 +28,7 @@ class Params:
     must not exceed the HE standard's 128-bit bound for n (MAX_LOG_Q).
     """
 
+    scheme = "bfv"  # in the fingerprint (a class attribute, not a field)
     n: int
     t: int
     q: tuple[int, ...] = ()
@@ -57,22 +56,6 @@ class Params:
             raise ValueError(f"preset must be one of {', '.join(_PRESET_BITS)}, got {name!r}")
         n, bits, special_bits = _PRESET_BITS[name]
         return cls(n=n, t=PRESET_T, q_bits=tuple(bits), special_bits=special_bits)
-
-    @property
-    def log_q(self) -> int:
-        """Bits of q alone (the data modulus)."""
-        return sum(p.bit_length() for p in self.q)
-
-    @property
-    def log_qp(self) -> int:
-        """Bits of q * special, the number the security table bounds."""
-        return self.log_q + self.special.bit_length()
-
-    @cached_property  # checked on every operation: hashed once (the dataclass is frozen)
-    def fingerprint(self) -> str:
-        """A short hash of (n, t, q, special): objects of different parameters never mix."""
-        text = f"bfv:{self.n}:{self.t}:{','.join(map(str, self.q))}:{self.special}"
-        return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 __all__ = ["Params", "MAX_LOG_Q", "PRESET_T", "SIGMA"]

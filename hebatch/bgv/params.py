@@ -7,13 +7,11 @@ factor is needed and ciphertexts of any two levels add after switching the highe
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
-from functools import cached_property
 
 from ..field import is_prime
 from ..rlwe.keys import SIGMA
-from ..rlwe.params import MAX_LOG_Q, check_degree, check_plain_modulus, limb_bits, moduli
+from ..rlwe.params import MAX_LOG_Q, ModulusChain, check_degree, check_plain_modulus, limb_bits, moduli
 
 # Limb sizes of the presets: (n, t, q_0 bits, bits of every further limb, their count, special bits).
 # A multiplication and the switch after it leave the noise at a fresh ciphertext's size (about 25 bits
@@ -54,7 +52,7 @@ def _chain_primes(bits_list, n: int, t: int, avoid: set[int]) -> list[int]:
 
 
 @dataclass(frozen=True)
-class Params:
+class Params(ModulusChain):
     """BGV parameters, validated on construction.
 
     n: ring degree, a power of two in 2^12 .. 2^16. t: the plaintext modulus, a prime = 1 mod 2n
@@ -65,6 +63,7 @@ class Params:
     exceed the HE standard's 128-bit bound (MAX_LOG_Q), as for BFV.
     """
 
+    scheme = "bgv"  # in the fingerprint (a class attribute, not a field)
     n: int
     t: int
     q: tuple[int, ...] = ()
@@ -111,22 +110,6 @@ class Params:
     def levels(self) -> int:
         """Number of levels of the chain, L = len(q): a ciphertext at level l has the limbs q_0 .. q_l."""
         return len(self.q)
-
-    @property
-    def log_q(self) -> int:
-        """Bits of the full chain q."""
-        return sum(p.bit_length() for p in self.q)
-
-    @property
-    def log_qp(self) -> int:
-        """Bits of q * special, the number the security table bounds."""
-        return self.log_q + self.special.bit_length()
-
-    @cached_property  # checked on every operation: hashed once (the dataclass is frozen)
-    def fingerprint(self) -> str:
-        """A short hash of (scheme, n, t, q, special): objects of different parameters never mix."""
-        text = f"bgv:{self.n}:{self.t}:{','.join(map(str, self.q))}:{self.special}"
-        return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 __all__ = ["Params", "MAX_LOG_Q", "PRESET_T", "SIGMA"]

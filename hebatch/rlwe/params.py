@@ -3,7 +3,9 @@ the key-switching special prime, and the HE standard's 128-bit security bound on
 
 from __future__ import annotations
 
+import hashlib
 import math
+from functools import cached_property
 
 from ..field import is_power_of_two, is_prime, ntt_primes
 
@@ -82,4 +84,32 @@ def moduli(n: int, t: int, q, special: int, special_bits: int | None) -> tuple[t
     return q, special
 
 
-__all__ = ["MAX_LOG_Q", "check_degree", "check_plain_modulus", "limb_bits", "primes_for_bits", "moduli"]
+class ModulusChain:
+    """What both schemes' parameter sets derive from (n, t, q, special): sizes in bits and the
+    fingerprint that keeps objects of different parameters (and schemes) apart. `scheme` names the
+    scheme in the fingerprint."""
+
+    scheme = "rlwe"
+    n: int
+    t: int
+    q: tuple[int, ...]
+    special: int
+
+    @property
+    def log_q(self) -> int:
+        """Bits of q (the data modulus; BGV: the whole chain)."""
+        return sum(p.bit_length() for p in self.q)
+
+    @property
+    def log_qp(self) -> int:
+        """Bits of q * special, the number the security table bounds."""
+        return self.log_q + self.special.bit_length()
+
+    @cached_property  # checked on every operation: hashed once (the parameter sets are frozen)
+    def fingerprint(self) -> str:
+        """A short hash of (scheme, n, t, q, special): objects of different parameters never mix."""
+        text = f"{self.scheme}:{self.n}:{self.t}:{','.join(map(str, self.q))}:{self.special}"
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+__all__ = ["MAX_LOG_Q", "check_degree", "check_plain_modulus", "limb_bits", "primes_for_bits", "moduli", "ModulusChain"]
