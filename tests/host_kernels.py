@@ -131,3 +131,55 @@ class HostModule:
                 fn(*c_args)
 
         return launch
+
+
+THREADED_PRELUDE = r"""
+// CUDA's execution model on host threads: every thread of a block is a host thread, __syncthreads a
+// real barrier, shared memory one static buffer (blocks run one after the other).
+#include <pthread.h>
+#include <thread>
+#include <vector>
+struct HostDim3 { unsigned x, y, z; };
+static HostDim3 blockDim = {1, 1, 1}, gridDim = {1, 1, 1};
+static thread_local HostDim3 blockIdx = {0, 0, 0}, threadIdx = {0, 0, 0};
+static pthread_barrier_t host_block_barrier;
+struct __attribute__((aligned(16))) uint4 { unsigned x, y, z, w; };
+#define __global__
+#define __device__
+#define __shared__
+#define __forceinline__ inline
+#define __align__(n) __attribute__((aligned(n)))
+#define __launch_bounds__(...)
+alignas(32) unsigned char smem_raw[65536];
+static inline void __syncthreads() { pthread_barrier_wait(&host_block_barrier); }
+static inline unsigned __brev(unsigned x) {
+    unsigned r = 0;
+    for (int i = 0; i < 32; ++i) r |= ((x >> i) & 1u) << (31 - i);
+    return r;
+}
+static inline unsigned long long __brevll(unsigned long long x) {
+    return ((unsigned long long)__brev((unsigned)x) << 32) | __brev((unsigned)(x >> 32));
+}
+"""
+
+# run_grid(grid, block, body): body() as every thread of every block (after THREADED_PRELUDE).
+RUN_GRID = r"""
+template <class Body>
+static void run_grid(unsigned grid, unsigned block, Body body) {
+    gridDim = {grid, 1, 1};
+    blockDim = {block, 1, 1};
+    pthread_barrier_init(&host_block_barrier, nullptr, block);
+    std::vector<std::thread> threads;
+    for (unsigned t = 0; t < block; ++t)
+        threads.emplace_back([=] {
+            threadIdx = {t, 0, 0};
+            for (unsigned b = 0; b < grid; ++b) {
+                blockIdx = {b, 0, 0};
+                body();
+                __syncthreads();
+            }
+        });
+    for (auto& th : threads) th.join();
+    pthread_barrier_destroy(&host_block_barrier);
+}
+"""

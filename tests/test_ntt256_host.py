@@ -19,60 +19,18 @@ from hebatch.ntt.launch import FIELD_DIRECT_TWIDDLE_MAX_LOG
 
 from .fake_cupy import FakeArray, fake_cupy
 from .field_plans import Planned
-from .host_kernels import _c_arg, compiler, host_library
+from .host_kernels import RUN_GRID, THREADED_PRELUDE, _c_arg, compiler, host_library
 
 FIELDS = {f.p: f for f in (BN254_FR, BLS12_381_FR, BLS12_377_FR)}
 ORDER_PAIRS = [("natural", "natural"), ("natural", "bitrev"), ("bitrev", "natural"), ("bitrev", "bitrev")]
 
-PRELUDE = r"""
-#include <pthread.h>
-#include <thread>
-#include <vector>
-struct HostDim3 { unsigned x, y, z; };
-static HostDim3 blockDim = {1, 1, 1}, gridDim = {1, 1, 1};
-static thread_local HostDim3 blockIdx = {0, 0, 0}, threadIdx = {0, 0, 0};
-static pthread_barrier_t host_block_barrier;
-struct __attribute__((aligned(16))) uint4 { unsigned x, y, z, w; };
-#define __global__
-#define __device__
-#define __shared__
-#define __forceinline__ inline
-#define __align__(n) __attribute__((aligned(n)))
-#define __launch_bounds__(...)
-alignas(32) unsigned char smem_raw[65536];
-static inline void __syncthreads() { pthread_barrier_wait(&host_block_barrier); }
-static inline unsigned __brev(unsigned x) {
-    unsigned r = 0;
-    for (int i = 0; i < 32; ++i) r |= ((x >> i) & 1u) << (31 - i);
-    return r;
-}
-static inline unsigned long long __brevll(unsigned long long x) {
-    return ((unsigned long long)__brev((unsigned)x) << 32) | __brev((unsigned)(x >> 32));
-}
-"""
 
-SOURCE = r"""
+SOURCE = (
+    r"""
 #include "ntt256.cu"
-// one host thread per thread of a block, meeting at __syncthreads; they run the blocks one after the other,
-// with a barrier between blocks (shared memory is one buffer)
-template <class Body>
-static void run_grid(unsigned grid, unsigned block, Body body) {
-    gridDim = {grid, 1, 1};
-    blockDim = {block, 1, 1};
-    pthread_barrier_init(&host_block_barrier, nullptr, block);
-    std::vector<std::thread> threads;
-    for (unsigned t = 0; t < block; ++t)
-        threads.emplace_back([=] {
-            threadIdx = {t, 0, 0};
-            for (unsigned b = 0; b < grid; ++b) {
-                blockIdx = {b, 0, 0};
-                body();
-                __syncthreads();
-            }
-        });
-    for (auto& th : threads) th.join();
-    pthread_barrier_destroy(&host_block_barrier);
-}
+"""
+    + RUN_GRID
+    + r"""
 #define HOST_KERNELS(F, I)                                                                                     \
     extern "C" void host_pass_##I(unsigned g, unsigned b, int dit, const Fe* in, Fe* out,                      \
                                   const Ntt256PassParams* prm) {                                               \
@@ -103,6 +61,7 @@ extern "C" void host_bitrev(unsigned g, unsigned b, const Fe* in, Fe* out, long 
     run_grid(g, b, [=] { bitrev_permute256(in, out, total, log_n); });
 }
 """
+)
 
 STRUCT_INDEX = {"BN254Fr": 0, "BLS12_381Fr": 1, "BLS12_377Fr": 2}
 
@@ -115,7 +74,7 @@ def lib():
         SOURCE,
         headers=("field256.cuh", "launch.cuh", "ntt256.cu"),
         defines=("FIELD256_HOST_CHAINS",) + tuple(f"{k}={v}" for k, v in KERNEL_DEFINES["ntt256.cu"]),
-        prelude=PRELUDE,
+        prelude=THREADED_PRELUDE,
         flags=("-pthread",),
     )
 

@@ -18,62 +18,26 @@ from hebatch.field import BABYBEAR, GOLDILOCKS, default_root, ntt_primes
 from hebatch.ntt.plan import make_plan
 
 from .fake_cupy import FakeArray, fake_cupy
-from .host_kernels import compiler, host_library
+from .host_kernels import RUN_GRID, THREADED_PRELUDE, compiler, host_library
 
 pytestmark = pytest.mark.skipif(compiler() is None, reason="no host C++ compiler")
 
-PRELUDE = r"""
-#include <pthread.h>
-#include <thread>
-#include <vector>
-struct HostDim3 { unsigned x, y, z; };
-static HostDim3 blockDim = {1, 1, 1}, gridDim = {1, 1, 1};
-static thread_local HostDim3 blockIdx = {0, 0, 0}, threadIdx = {0, 0, 0};
-static pthread_barrier_t host_block_barrier;
-#define __global__
-#define __device__
-#define __shared__
-#define __forceinline__ inline
-#define __align__(n) __attribute__((aligned(n)))
-#define __launch_bounds__(...)
-alignas(16) unsigned char smem_raw[65536];
-static inline void __syncthreads() { pthread_barrier_wait(&host_block_barrier); }
-static inline unsigned __brev(unsigned x) {
-    unsigned r = 0;
-    for (int i = 0; i < 32; ++i) r |= ((x >> i) & 1u) << (31 - i);
-    return r;
-}
-static inline unsigned long long __brevll(unsigned long long x) {
-    return ((unsigned long long)__brev((unsigned)x) << 32) | __brev((unsigned)(x >> 32));
-}
+PRELUDE = (
+    THREADED_PRELUDE
+    + r"""
 static inline unsigned long long __umul64hi(unsigned long long a, unsigned long long b) {
     return (unsigned long long)(((unsigned __int128)a * b) >> 64);
 }
 static inline unsigned __umulhi(unsigned a, unsigned b) { return (unsigned)(((unsigned long long)a * b) >> 32); }
 """
+)
 
-RUN_GRID = r"""
+SOURCE = (
+    r"""
 #include "ntt.cu"
-// one host thread per thread of a block, meeting at __syncthreads; blocks one after the other
-template <class Body>
-static void run_grid(unsigned grid, unsigned block, Body body) {
-    gridDim = {grid, 1, 1};
-    blockDim = {block, 1, 1};
-    pthread_barrier_init(&host_block_barrier, nullptr, block);
-    std::vector<std::thread> threads;
-    for (unsigned t = 0; t < block; ++t)
-        threads.emplace_back([=] {
-            threadIdx = {t, 0, 0};
-            for (unsigned b = 0; b < grid; ++b) {
-                blockIdx = {b, 0, 0};
-                body();
-                __syncthreads();
-            }
-        });
-    for (auto& th : threads) th.join();
-    pthread_barrier_destroy(&host_block_barrier);
-}
 """
+    + RUN_GRID
+)
 
 
 def wrapper(index: int, name: str) -> str:
@@ -100,7 +64,7 @@ class HostModule:
 
     def __init__(self, names):
         self.names = sorted(names)
-        source = RUN_GRID + "".join(wrapper(i, n) for i, n in enumerate(self.names))
+        source = SOURCE + "".join(wrapper(i, n) for i, n in enumerate(self.names))
         self.lib = host_library(
             source,
             headers=("modarith.cuh", "launch.cuh", "ntt.cu"),
