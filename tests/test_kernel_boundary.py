@@ -203,3 +203,46 @@ def test_pack_fills_fields_by_name_only():
         pack(GRID256_PARAMS, **dict(values, bits=1 << 32))
     for dtype in (NTT_PASS_PARAMS, TWIDDLE_GRID_PARAMS, NTT256_PASS_PARAMS, GRID256_PARAMS):
         assert dtype.isalignedstruct and dtype.itemsize % 8 == 0
+
+
+@pytest.mark.gpu
+def test_struct_argument_passes_the_struct_by_value_and_keeps_it_alive():
+    cp = pytest.importorskip("cupy")
+    import gc
+
+    from hebatch.backend.gpu.loader import struct_argument
+
+    kernel = cp.RawKernel(
+        r"""
+        struct Grid { const void* low; const void* high; long long rows, cols;
+                      unsigned long long row0, row_step, col0, col_step, mask; int bits; };
+        extern "C" __global__ void echo(Grid g, unsigned long long* out) {
+            out[0] = (unsigned long long)g.high - (unsigned long long)g.low; out[1] = g.rows; out[2] = g.cols;
+            out[3] = g.row0; out[4] = g.col_step; out[5] = g.mask; out[6] = (unsigned long long)g.bits;
+        }""",
+        "echo",
+    )
+    rng = np.random.default_rng()
+    tables = cp.zeros(64, dtype=cp.uint64)
+    offset = int(rng.integers(1, 64))
+    values = [int(v) for v in rng.integers(1, 2**62, size=5)] + [int(rng.integers(1, 2**31))]
+    argument = struct_argument(
+        pack(
+            GRID256_PARAMS,
+            low=tables,
+            high=tables[offset:],
+            rows=values[0],
+            cols=values[1],
+            row0=values[2],
+            row_step=1,
+            col0=0,
+            col_step=values[3],
+            mask=values[4],
+            bits=values[5],
+        )
+    )
+    gc.collect()
+    np.zeros(1 << 16, dtype=np.uint8)  # reuse of freed host memory would show here
+    out = cp.zeros(7, dtype=cp.uint64)
+    kernel((1,), (1,), (argument, out))
+    assert out.get().tolist() == [8 * offset, *values]

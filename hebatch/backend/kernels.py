@@ -96,30 +96,47 @@ def address(array) -> int:
     return int(array.data.ptr)
 
 
+def _layout(dtype: np.dtype) -> tuple:
+    """(field names, per field in order: (name, is_pointer, min, max)) of a parameter struct, kept on the
+    dtype's first use: `pack` runs once per launch on some paths."""
+    layout = _LAYOUTS.get(dtype)
+    if layout is None:
+        pointers = dtype.metadata["pointers"]
+        fields = []
+        for name in dtype.names:
+            info = np.iinfo(dtype.fields[name][0])
+            fields.append((name, name in pointers, int(info.min), int(info.max)))
+        layout = _LAYOUTS[dtype] = (frozenset(dtype.names), tuple(fields))
+    return layout
+
+
+_LAYOUTS: dict = {}
+
+
 def pack(dtype: np.dtype, **values) -> np.ndarray:
     """One parameter struct of `dtype` with every field given by name (device arrays for pointer fields,
     ints otherwise), as the one-element NumPy array a kernel takes by value. A missing or unknown field,
     or a value of the wrong kind or out of its field's range, is a ValueError: fields are never filled
     by position."""
-    names = set(dtype.names)
-    missing, unknown = sorted(names - values.keys()), sorted(values.keys() - names)
-    if missing or unknown:
+    names, fields = _layout(dtype)
+    if names != values.keys():
+        missing, unknown = sorted(names - values.keys()), sorted(values.keys() - names)
         raise ValueError(f"parameter struct fields: missing {missing}, unknown {unknown}")
-    pointers = dtype.metadata["pointers"]
-    out = np.zeros(1, dtype=dtype)
-    for name, value in values.items():
+    row = []
+    for name, is_pointer, low, high in fields:
+        value = values[name]
         is_int = isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
-        if name in pointers:
+        if is_pointer:
             if is_int:
                 raise ValueError(f"parameter {name} is a pointer: pass the array, got the int {value}")
             value = address(value)
         elif not is_int:
             raise ValueError(f"parameter {name} must be an int, got {type(value).__name__}")
-        info = np.iinfo(dtype.fields[name][0])
-        if not info.min <= int(value) <= info.max:
+        value = int(value)
+        if not low <= value <= high:
             raise ValueError(f"parameter {name} = {value} does not fit {dtype.fields[name][0]}")
-        out[name] = value
-    return out
+        row.append(value)
+    return np.array([tuple(row)], dtype=dtype)
 
 
 def arith_name(moduli, word_bits: int) -> str:

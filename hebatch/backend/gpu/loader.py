@@ -133,3 +133,32 @@ def load_module(filename: str, defines: tuple[tuple[str, str], ...] = (), name_e
             module.compile()
             _MODULES[key] = module
     return module
+
+
+
+@lru_cache(maxsize=1)
+def _struct_argument_type():
+    """A subclass of CuPy's kernel-argument pointer that holds the array it points into, or None where
+    this array module has no such class (then the struct itself is passed)."""
+    try:
+        from cupy.cuda.function import CPointer
+    except ImportError:
+        return None
+
+    class StructArgument(CPointer):
+        __slots__ = ("params",)
+
+    return StructArgument
+
+
+def struct_argument(params):
+    """A one-element parameter struct (hebatch.backend.kernels.pack) as a kernel argument passed by
+    value. Given the structured array itself, CuPy re-reads its dtype (`__array_interface__`) at every
+    launch, tens of microseconds for these structs; this points at the struct's bytes once and keeps
+    them alive."""
+    kind = _struct_argument_type()
+    if kind is None:
+        return params
+    argument = kind(params.ctypes.data)
+    argument.params = params
+    return argument

@@ -23,7 +23,7 @@ from ..kernels import (
     modconst_rows,
     pack,
 )
-from .loader import load_module
+from .loader import load_module, struct_argument
 
 
 def modconst_table(plan, idx) -> np.ndarray:
@@ -102,7 +102,9 @@ class CupyBackend(WordNTT):
             consts = self._consts(plan, idx)
             program = []
             for ln in launches:
-                params = pass_params(ln, host[ln.pass_index], device[ln.pass_index], consts, rows, plan.n, limbs)
+                params = struct_argument(
+                    pass_params(ln, host[ln.pass_index], device[ln.pass_index], consts, rows, plan.n, limbs)
+                )
                 kernel = module.get_function(ln.name)
                 if ln.smem > 48 * 1024:
                     kernel.max_dynamic_shared_size_bytes = ln.smem
@@ -185,7 +187,7 @@ class CupyBackend(WordNTT):
             mask=order - 1,
             bits=bits,
         )
-        kernel((blocks,), (256,), (x, target, params))
+        kernel((blocks,), (256,), (x, target, struct_argument(params)))
         if target is not result:
             result[...] = target
         return result

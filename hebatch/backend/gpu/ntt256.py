@@ -34,7 +34,7 @@ from ..kernels import (
     elementwise_blocks,
     pack,
 )
-from .loader import load_module
+from .loader import load_module, struct_argument
 
 FIELD_STRUCTS = {BN254_FR.p: "BN254Fr", BLS12_381_FR.p: "BLS12_381Fr", BLS12_377_FR.p: "BLS12_377Fr"}
 """The kernel struct (kernels/field256.cuh) of each supported field, by modulus."""
@@ -227,29 +227,35 @@ class CupyFieldNTT(FieldNTT):
         this root (a building block, exposed so that tests can check a single pass against its model)."""
         batch, n, _ = src.shape
         log_n = n.bit_length() - 1
-        t = self._ntt_tables(field, root, log_n)
         kernel = self._module(field)["dit" if p.dit else "dif"]
-        if p.direct_twiddles:  # the pass's own table (n^-1 folded in where it carries the scale)
-            low = high = self._direct_table(field, root, log_n, p.log_k, p.log_low, p.scale_in_twiddle)
-        else:
-            low, high = t["low"], t["high_n_inv"] if p.scale_in_twiddle else t["high"]
-        params = pack(
-            NTT256_PASS_PARAMS,
-            sub_tw=t["sub"],
-            tw_low=low,
-            tw_high=high,
-            scale=t["n_inv"],
-            total_lanes=batch << (log_n - p.log_k),
-            log_n=log_n,
-            log_k=p.log_k,
-            log_low=p.log_low,
-            log_c=p.log_c,
-            log_ktop=t["log_ktop"],
-            tw_bits=t["bits"],
-            use_scale=int(p.scale),
-            tw_direct=int(p.direct_twiddles),
-        )
-        kernel((p.grid,), (THREADS,), (src, out, params), shared_mem=p.smem)
+
+        def build():
+            t = self._ntt_tables(field, root, log_n)
+            if p.direct_twiddles:  # the pass's own table (n^-1 folded in where it carries the scale)
+                low = high = self._direct_table(field, root, log_n, p.log_k, p.log_low, p.scale_in_twiddle)
+            else:
+                low, high = t["low"], t["high_n_inv"] if p.scale_in_twiddle else t["high"]
+            params = pack(
+                NTT256_PASS_PARAMS,
+                sub_tw=t["sub"],
+                tw_low=low,
+                tw_high=high,
+                scale=t["n_inv"],
+                total_lanes=batch << (log_n - p.log_k),
+                log_n=log_n,
+                log_k=p.log_k,
+                log_low=p.log_low,
+                log_c=p.log_c,
+                log_ktop=t["log_ktop"],
+                tw_bits=t["bits"],
+                use_scale=int(p.scale),
+                tw_direct=int(p.direct_twiddles),
+            )
+            # the struct holds the tables' addresses: the entry keeps the tables alive with it
+            return struct_argument(params), (t, low, high)
+
+        argument, _tables = self._cached(("pass", field.p, root, log_n, batch, p), build)
+        kernel((p.grid,), (THREADS,), (src, out, argument), shared_mem=p.smem)
 
     def _direct_table(self, field, root, log_n, log_k, log_low, scaled):
         """direct_twiddle_table built on the device: factor R (the Montgomery form of factor, held as a
@@ -395,7 +401,7 @@ class CupyFieldNTT(FieldNTT):
                 mask=order - 1,
                 bits=bits,
             )
-            self._module(field)["grid"]((blocks,), (THREADS,), (x, out, params))
+            self._module(field)["grid"]((blocks,), (THREADS,), (x, out, struct_argument(params)))
             return out
 
     def field_ops(self, a, b, field: PrimeField):
