@@ -135,7 +135,6 @@ def load_module(filename: str, defines: tuple[tuple[str, str], ...] = (), name_e
     return module
 
 
-
 @lru_cache(maxsize=1)
 def _struct_argument_type():
     """A subclass of CuPy's kernel-argument pointer that holds the array it points into, or None where
