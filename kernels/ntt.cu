@@ -268,7 +268,9 @@ __global__ void __launch_bounds__((1 << (LOG_NP + LOG_LANES - LOG_R)), 1)
             }
         }
     };
-    if (LAST ? post_by_output : keep_positions)
+    if (LAST && POST_MODE == TABLES_NONE)
+        store(Bool<false>());  // the switch selects nothing here
+    else if (LAST ? post_by_output : keep_positions)
         store(Bool<true>());
     else
         store(Bool<false>());
