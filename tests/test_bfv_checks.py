@@ -122,3 +122,27 @@ def test_entries_checked_once_per_object_and_not_for_results(setup, monkeypatch)
     outside.data[0, 0, 0] = params.q[0]
     with pytest.raises(ValueError, match="limb 0"):
         ctx.add(made, outside)
+
+
+def test_a_checked_object_with_replaced_fields_is_checked_again(setup):
+    """Repeated uses of an unchanged object skip its checks; replacing its data (other shape), fingerprint
+    or key id makes the next use check it again."""
+    params, ctx, keys = setup
+    fp, kid = params.fingerprint, keys.key_id
+    ct = bfv.Ciphertext(ctx.encrypt(keys.public, ctx.encode(values(params, 2))).data.copy(), fp, kid)
+    ctx.add(ct, ct)
+    ctx.add(ct, ct)
+    ct.data = ct.data[:1]
+    assert ctx.add(ct, ct).data.shape == (1, 2, 2, params.n)
+    ct.data = ct.data[0, :, :1]
+    with pytest.raises(ValueError, match="shape"):
+        ctx.add(ct, ct)
+    ct.data = ctx.encrypt(keys.public, ctx.encode(values(params, 1))).data
+    ctx.add(ct, ct)
+    ct.fingerprint = "0" * len(fp)
+    with pytest.raises(ValueError, match=r"fingerprint|parameter"):
+        ctx.add(ct, ct)
+    ct.fingerprint = fp
+    ct.key_id = None
+    with pytest.raises(ValueError, match="key id"):
+        ctx.add(ct, ct)
