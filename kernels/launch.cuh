@@ -21,25 +21,3 @@ template <bool B>
 struct Bool {
     static constexpr bool value = B;
 };
-
-// A parameter struct's field as an opaque value: the optimizer keeps it one value of its own, as it keeps a
-// scalar kernel argument, instead of re-reading the struct later (where it may fold two fields' reads into
-// one read at a selected address, which costs registers). Emits no instruction.
-__device__ __forceinline__ long long param_value(long long v) {
-#ifdef __CUDA_ARCH__
-    asm("" : "+l"(v));
-#endif
-    return v;
-}
-__device__ __forceinline__ unsigned long long param_value(unsigned long long v) {
-#ifdef __CUDA_ARCH__
-    asm("" : "+l"(v));
-#endif
-    return v;
-}
-__device__ __forceinline__ int param_value(int v) {
-#ifdef __CUDA_ARCH__
-    asm("" : "+r"(v));
-#endif
-    return v;
-}
