@@ -742,12 +742,6 @@ class CupyRnsOps(RnsOps):
         self._function(kernel)((grid,), (BLOCK,), (out, np.int64(count), *args, *key, call))
         return out
 
-    def _shape(self, shape, name="shape"):
-        shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(int(d) for d in shape)
-        if any(d < 0 for d in shape):
-            raise ValueError(f"{name} must have non-negative extents, got {shape}")
-        return shape
-
     def random_uniform(self, shape, moduli):
         """Uniform residues of shape (..., L, n) mod each limb's modulus (128 keystream bits per value)."""
         moduli = _check_moduli(moduli)
