@@ -106,17 +106,15 @@ __device__ __forceinline__ void ntt_steps(typename A::T (&x)[1 << LOG_R], typena
             constexpr int prev_lo = LOG_NP - prev_s - LOG_R;
             const int pg_hi = STEP == 1 ? 0 : tg >> prev_lo;
             const int pg_lo = STEP == 1 ? tg : (tg & ((1 << prev_lo) - 1));
+            // swizzle is XOR-linear and the bit fields of an address are disjoint: the address of element e
+            // is the swizzled base XOR a constant of the unrolled loop
+            const int write_base = swizzle(lane * NP + ((pg_hi << (LOG_NP - prev_s)) | pg_lo));
 #pragma unroll
-            for (int e = 0; e < R; ++e) {
-                const int p = (pg_hi << (LOG_NP - prev_s)) | (e << prev_lo) | pg_lo;
-                smem[swizzle(lane * NP + p)] = x[e];
-            }
+            for (int e = 0; e < R; ++e) smem[write_base ^ swizzle(e << prev_lo)] = x[e];
             __syncthreads();
+            const int read_base = swizzle(lane * NP + ((g_hi << (LOG_NP - s)) | g_lo));
 #pragma unroll
-            for (int e = 0; e < R; ++e) {
-                const int p = (g_hi << (LOG_NP - s)) | (e << lo_bits) | g_lo;
-                x[e] = smem[swizzle(lane * NP + p)];
-            }
+            for (int e = 0; e < R; ++e) x[e] = smem[read_base ^ swizzle(e << lo_bits)];
             if constexpr (STEP < STEPS - 1) __syncthreads();
         }
 
