@@ -146,3 +146,18 @@ def test_a_checked_object_with_replaced_fields_is_checked_again(setup):
     ct.key_id = None
     with pytest.raises(ValueError, match="key id"):
         ctx.add(ct, ct)
+
+
+def test_galois_keys_with_replaced_fields_are_checked_again(setup):
+    params, ctx, keys = setup
+    ct = ctx.encrypt(keys.public, ctx.encode(values(params, 1)))
+    galois = bfv.GaloisKeys(keys.galois.data, params.fingerprint, keys.key_id, keys.galois.elements)
+    ctx.rotate(ct, 1, galois)
+    ctx.rotate(ct, 1, galois)
+    galois.elements = galois.elements + (3,)
+    with pytest.raises(ValueError, match="galois_keys"):
+        ctx.rotate(ct, 1, galois)
+    galois.elements = keys.galois.elements
+    galois.fingerprint = "0" * len(params.fingerprint)
+    with pytest.raises(ValueError, match=r"fingerprint|parameter"):
+        ctx.rotate(ct, 1, galois)
