@@ -141,8 +141,8 @@ def test_fused_steps(ops, cpu, log_n, lead, limbs):
 
 @pytest.mark.parametrize("preset", ["n4096", "n16384"])
 def test_bfv_graph_replay(preset):
-    """Context(graphs=True): multiply (with and without relinearization, squaring), relinearize and
-    rotations replayed from CUDA graphs give ciphertexts identical to launching every kernel, on fresh
+    """Context(graphs=True): multiply (with and without relinearization, squaring), relinearize,
+    rotations and decryption replayed from CUDA graphs give ciphertexts identical to launching every kernel, on fresh
     inputs at every call, with a second relinearization key moving in; no recording falls back."""
     import warnings
 
@@ -173,6 +173,7 @@ def test_bfv_graph_replay(preset):
                 same(ctx.relinearize(c3, k.relin), plain.relinearize(c3, k.relin))
                 same(ctx.rotate(a, 1, k.galois), plain.rotate(a, 1, k.galois))
                 same(ctx.rotate_columns(a, k.galois), plain.rotate_columns(a, k.galois))
+                same(ctx.decrypt(k.secret, a), plain.decrypt(k.secret, a))  # another secret moves in
             m = rng.integers(0, params.t, size=(batch, params.n), dtype=np.int64)
             ct = ctx.encrypt(keys.public, ctx.encode(m))
             for _ in range(3):
