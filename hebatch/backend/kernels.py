@@ -139,6 +139,14 @@ def pack(dtype: np.dtype, **values) -> np.ndarray:
     return np.array([tuple(row)], dtype=dtype)
 
 
+def grid_exponents(order: int, row0: int, row_step: int, col0: int, col_step: int) -> dict:
+    """The exponent fields of a twiddle-grid struct (TWIDDLE_GRID_PARAMS, GRID256_PARAMS): entry (r, c) is
+    root^((row0 + r row_step)(col0 + c col_step)) with every term reduced mod the power-of-two `order`."""
+    return dict(
+        row0=row0 % order, row_step=row_step % order, col0=col0 % order, col_step=col_step % order, mask=order - 1
+    )
+
+
 def arith_name(moduli, word_bits: int) -> str:
     """The arithmetic struct of kernels/modarith.cuh that a kernel template is instantiated with."""
     if word_bits == 32:

@@ -19,6 +19,16 @@ def status(message: str) -> None:
     console.print(message, highlight=False)
 
 
+def progress_bar(label: str, unit: str = "", spinner: bool = False):
+    """A rich progress bar on stderr, gone when done: `label` (may name {task.description}), the bar,
+    "done/total unit" and the elapsed time."""
+    from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    count = "{task.completed}/{task.total}" + (f" {unit}" if unit else "")
+    columns = [TextColumn(label), BarColumn(), TextColumn(count), TimeElapsedColumn()]
+    return Progress(*([SpinnerColumn()] if spinner else []), *columns, console=console, transient=True)
+
+
 class Timer:
     """Wall-clock seconds of a with-block, in .seconds."""
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ..device import gpu_available, resolve_device
 from .info import kernel_cache
-from .report import console, status
+from .report import progress_bar, status
 
 
 def warmup(*, device="auto", log_ns=None) -> dict:
@@ -24,18 +24,9 @@ def warmup(*, device="auto", log_ns=None) -> dict:
             "kernel_cache": before["kernel_cache"],
             "prebuilt_cubin": before["prebuilt_cubin"],
         }
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-
     from ..ntt.warmup import warm_kernels
 
-    with Progress(
-        TextColumn("warming kernels"),
-        BarColumn(),
-        TextColumn("{task.completed}/{task.total}"),
-        TimeElapsedColumn(),
-        console=console,
-        transient=True,
-    ) as progress:
+    with progress_bar("warming kernels") as progress:
         task = progress.add_task("warmup", total=None)
         done = warm_kernels(log_ns=log_ns, progress=lambda k, total: progress.update(task, completed=k, total=total))
     after = kernel_cache()

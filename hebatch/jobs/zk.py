@@ -12,7 +12,7 @@ import hebatch as hb
 
 from ..device import array_module, gpu_available, resolve_device, to_host
 from ..field import MAX_LOG_N, NAMED_FIELDS, PrimeField, is_prime, primitive_root, two_adicity
-from .report import console, status
+from .report import progress_bar, status
 
 EVALUATE_BLOCK = 1 << 24  # elements per step of `evaluate`
 
@@ -155,17 +155,7 @@ def _no_steps(description: str) -> None:
 def stepper(total: int):
     """A progress bar (stderr, gone when done) over the `total` stages of one long job: yields
     step(description), called as each stage starts; the elapsed time keeps running within a stage."""
-    from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-
-    with Progress(
-        SpinnerColumn(),
-        TextColumn("{task.description}"),
-        BarColumn(),
-        TextColumn("{task.completed}/{task.total}"),
-        TimeElapsedColumn(),
-        console=console,
-        transient=True,
-    ) as progress:
+    with progress_bar("{task.description}", spinner=True) as progress:
         task = progress.add_task("", total=total)
         started = [False]
 
@@ -240,19 +230,10 @@ def verify(x, y, field: PrimeField, *, inverse: bool, points: int, rng, coset: b
       bijection, so any wrong element of y (one is enough) changes the round trip's result: a wrong
       output never passes.
     """
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-
     start = time.perf_counter()
     xp = array_module(y)
     x_here = xp.asarray(x)
-    with Progress(
-        TextColumn("verify"),
-        BarColumn(),
-        TextColumn("{task.completed}/{task.total} checks"),
-        TimeElapsedColumn(),
-        console=console,
-        transient=True,
-    ) as progress:
+    with progress_bar("verify", unit="checks") as progress:
         task = progress.add_task("verify", total=points + 2)
         wrong = check_points(
             x_here,

@@ -72,8 +72,8 @@ class Checker:
         # Checking costs a comparison, a reduction and a device-to-host read (a synchronisation that
         # would stall the GPU on every operation), so an object is checked once per data array.
         self._checked: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-        # object -> (data, fingerprint, key id, shape, dtype) that passed every check of `data`: a use of
-        # the same object unchanged repeats none of them (a few microseconds per operand otherwise)
+        # object -> its `_state` when it passed every check: a use of the same object unchanged repeats
+        # none of them (a few microseconds per operand otherwise)
         self._passed: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
     def trust(self, obj):
@@ -85,20 +85,18 @@ class Checker:
         elements = getattr(obj, "elements", None)
         return {"elements": list(elements)} if elements is not None else {}
 
-    def data(self, ops, obj, cls, name: str):
-        """obj's data on the device of the engine `ops`, after every check (TypeError / ValueError naming
-        `name`)."""
-        if not isinstance(obj, cls):
-            raise TypeError(f"{name} must be a {self.scheme}.{cls.__name__}, got {type(obj).__name__}")
-        data = ops.asarray(obj.data)
+    @staticmethod
+    def _state(obj, data) -> tuple:
+        """What a use of obj must find unchanged to skip its checks: the data array (by identity), then
+        fingerprint, key id, shape, dtype and Galois elements (by value)."""
+        return (data, obj.fingerprint, obj.key_id, data.shape, data.dtype, getattr(obj, "elements", None))
+
+    def _passed_before(self, obj, data) -> bool:
         passed = self._passed.get(obj)
-        if (
-            passed is not None
-            and data is passed[0]
-            and passed[1:] == (obj.fingerprint, obj.key_id, data.shape, data.dtype)
-            and self._checked.get(obj) is data
-        ):
-            return data
+        return passed is not None and passed[0] is data and passed[1:] == self._state(obj, data)[1:]
+
+    def _validated(self, obj, cls, data, name: str):
+        """The checks of obj's fields and data layout (not its entries); returns the moduli of its limbs."""
         check_fingerprint(obj.fingerprint, self.params, name)
         if data.dtype != np.uint64:
             raise TypeError(f"{name}: data must be uint64, got {data.dtype}")
@@ -107,6 +105,17 @@ class Checker:
             raise ValueError(f"{name}: {cls.kind} data must have shape {rule}, got {tuple(data.shape)}")
         if cls.has_key_id and not isinstance(obj.key_id, str):
             raise ValueError(f"{name}: the {cls.kind} carries no key id: it cannot be matched to its keys")
+        return moduli
+
+    def data(self, ops, obj, cls, name: str):
+        """obj's data on the device of the engine `ops`, after every check (TypeError / ValueError naming
+        `name`)."""
+        if not isinstance(obj, cls):
+            raise TypeError(f"{name} must be a {self.scheme}.{cls.__name__}, got {type(obj).__name__}")
+        data = ops.asarray(obj.data)
+        if self._passed_before(obj, data):
+            return data
+        moduli = self._validated(obj, cls, data, name)
         # Entries >= their modulus (a corrupt or foreign array) would give silent garbage: one fused
         # comparison per object and data array, one read of a few flags.
         if self._checked.get(obj) is not obj.data:
@@ -116,7 +125,7 @@ class Checker:
                 cls._check_entries(data, moduli, name)
             self._checked[obj] = obj.data
         if data is obj.data:  # on the engine's device already: the next use can skip the checks
-            self._passed[obj] = (data, obj.fingerprint, obj.key_id, data.shape, data.dtype)
+            self._passed[obj] = self._state(obj, data)
         return data
 
     def key_entries(self, key, data, moduli, name: str) -> None:
@@ -130,20 +139,10 @@ class Checker:
         if not isinstance(galois_keys, cls):
             raise TypeError(f"{name} must be a {self.scheme}.{cls.__name__}, got {type(galois_keys).__name__}")
         data = galois_keys.data
-        state = (data, galois_keys.fingerprint, galois_keys.key_id, data.shape, data.dtype, tuple(galois_keys.elements))
-        passed = self._passed.get(galois_keys)
-        if passed is not None and passed[0] is data and passed[1:] == state[1:]:
+        if self._passed_before(galois_keys, data):
             return
-        check_fingerprint(galois_keys.fingerprint, self.params, name)
-        if data.dtype != np.uint64:
-            raise TypeError(f"{name}: data must be uint64, got {data.dtype}")
-        ok, moduli, rule = cls._layout(self.params, tuple(data.shape), self._header(galois_keys))
-        if not ok:
-            raise ValueError(f"{name}: data must have shape {rule}, got {tuple(data.shape)}")
-        if not isinstance(galois_keys.key_id, str):
-            raise ValueError(f"{name}: the {cls.kind} carries no key id: it cannot be matched to its keys")
-        self.key_entries(galois_keys, data, moduli, name)
-        self._passed[galois_keys] = state
+        self.key_entries(galois_keys, data, self._validated(galois_keys, cls, data, name), name)
+        self._passed[galois_keys] = self._state(galois_keys, data)
 
 
 __all__ = ["check_fingerprint", "check_reduced", "same_key", "batch_shape", "Checker"]

@@ -20,6 +20,7 @@ from ..kernels import (
     WORD_BITS,
     arith_name,
     elementwise_blocks,
+    grid_exponents,
     modconst_rows,
     pack,
 )
@@ -180,11 +181,7 @@ class CupyBackend(WordNTT):
             cols=cols,
             x_row_stride=x.strides[0] // itemsize,
             x_col_stride=x.strides[1] // itemsize,
-            row0=row0 % order,
-            row_step=row_step % order,
-            col0=col0 % order,
-            col_step=col_step % order,
-            mask=order - 1,
+            **grid_exponents(order, row0, row_step, col0, col_step),
             bits=bits,
         )
         kernel((blocks,), (256,), (x, target, struct_argument(params)))

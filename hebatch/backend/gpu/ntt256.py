@@ -32,6 +32,7 @@ from ..kernels import (
     NTT256_THREADS,
     address,
     elementwise_blocks,
+    grid_exponents,
     pack,
 )
 from .loader import load_module, struct_argument
@@ -394,11 +395,7 @@ class CupyFieldNTT(FieldNTT):
                 high=high,
                 rows=rows,
                 cols=cols,
-                row0=row0 % order,
-                row_step=row_step % order,
-                col0=col0 % order,
-                col_step=col_step % order,
-                mask=order - 1,
+                **grid_exponents(order, row0, row_step, col0, col_step),
                 bits=bits,
             )
             self._module(field)["grid"]((blocks,), (THREADS,), (x, out, struct_argument(params)))
