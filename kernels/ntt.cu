@@ -145,8 +145,7 @@ __global__ void __launch_bounds__((1 << (LOG_NP + LOG_LANES - LOG_R)), 1)
     static_assert(TW_MODE >= TABLES_NONE && TW_MODE <= TABLES_TWO && POST_MODE >= TABLES_NONE &&
                       POST_MODE <= TABLES_TWO,
                   "TW_MODE, POST_MODE: one of enum TableMode");
-    // fields read into locals once (as fast as scalar arguments under Nsight Compute on an H100, 2026-11-25:
-    // benchmarks/results/ntt-kernels-ncu-H100-80GB-HBM3-2026-11-25.json)
+    // the struct's fields read into locals once
     const long long rows = prm.rows, n = prm.n, d_i = prm.d_i;
     const long long d_o = prm.d_o, digit_d = prm.digit_d;
     const long long digit_m = prm.digit_m, tw_stride = prm.tw_stride;
