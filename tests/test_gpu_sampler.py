@@ -1,7 +1,8 @@
 """The ChaCha20 samplers of kernels/rns.cu on a GPU: RFC 8439's vectors through the test hook, device
 samples equal to the Python model (tests/sampler_model.py) for the engine's key and call numbers, a fresh
-nonce at every replay of a recorded CUDA graph, GraphReplayer never keeping a sampling graph, encryption on
-a context with graphs, and the distributions' statistics on large device samples. Skipped without a GPU
+nonce at every replay of a recorded CUDA graph, GraphReplayer keeping a sampling graph only with a sampler
+of its own (whose replays then draw the model's values under the graph's key), encryption on a context with
+graphs, and the distributions' statistics on large device samples. Skipped without a GPU
 (tests/test_sampler_host.py runs the same kernels' host build on any machine)."""
 
 import warnings
@@ -130,6 +131,36 @@ def test_graph_replayer_never_keeps_a_sampling_graph():
     assert not (values[0] == values[1]).all() and not (values[1] == values[2]).all()
 
 
+def test_a_graph_with_its_own_sampler_is_kept_and_replays_draw_the_models_values():
+    from hebatch.backend.graphs import GraphReplayer
+
+    ops = fresh_ops()
+    replayer = GraphReplayer()
+    shape, moduli = (2, 3, 2048), MODULI[-3:]
+    offset = cp.asarray(np.random.default_rng().integers(0, 2**40, shape, dtype=np.uint64))
+
+    def noisy(x):
+        return ops.add(x, ops.random_uniform(shape, moduli), moduli)
+
+    def plus(x, u):
+        return np.array([[(int(a) + int(b)) % m for a, b in zip(xr, ur)] for xr, ur, m in zip(x, u, moduli)])
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # kept: no "different result" warning
+        outs = [replayer("noisy", noisy, (offset,), sampler=ops).get() for _ in range(5)]
+    assert replayer.replays == 3
+    (recorded,) = [v for v in replayer._entries.values() if not isinstance(v, str)]
+    graph_key = sampler_model.key_bytes(recorded.sampling[0])
+    assert graph_key != engine_key(ops)
+    assert int(recorded.sampling[1].get()[0]) == 4 and next_call(ops) == 1
+    x = (offset.get() % np.array(moduli, dtype=np.uint64)[:, None]).astype(object)
+    # call 1: the engine's nonce 0; call 2: the checked direct run under the graph's nonce 0; then 1, 2, 3
+    for call, (key, nonce) in enumerate([(engine_key(ops), 0), (graph_key, 0), (graph_key, 1), (graph_key, 2)]):
+        u = sampler_model.uniform(key, nonce, shape, moduli).astype(object)
+        want = np.stack([plus(x[i], u[i]) for i in range(shape[0])])
+        np.testing.assert_array_equal(outs[call].astype(object), want)
+
+
 def test_encryption_on_a_context_with_graphs():
     from hebatch import bfv
 
@@ -139,7 +170,8 @@ def test_encryption_on_a_context_with_graphs():
     keys = ctx.keygen()
     values = cp.asarray(np.random.default_rng().integers(0, params.t, (2, params.n)))
     pt = ctx.encode(values)
-    cts = [ctx.encrypt(keys.public, pt) for _ in range(3)] + [ctx.encrypt_symmetric(keys.secret, pt) for _ in range(2)]
+    cts = [ctx.encrypt(keys.public, pt) for _ in range(4)] + [ctx.encrypt_symmetric(keys.secret, pt) for _ in range(4)]
+    assert ctx.graphs.replays >= 4  # the third and fourth of each kind replayed a recorded graph
     for i, ct in enumerate(cts):
         np.testing.assert_array_equal(ctx.decode(ctx.decrypt(keys.secret, ct)).get(), values.get())
         for other in cts[:i]:

@@ -184,3 +184,76 @@ def test_graph_memory_is_bounded():
             rep("affine", fn, (x,), (x,), (x,))
     recorded = [v for v in rep._entries.values() if not isinstance(v, str)]
     assert len(recorded) == 2 and sum(v.nbytes for v in recorded) == 600
+
+
+class FakeSampler:
+    """The sampler protocol of the GPU engine (private_sampler, sampling_with, rewind_sampler) over the
+    stand-in: a draw is a launch that claims its nonce from a counter array when it runs, as on the device."""
+
+    def __init__(self, fake):
+        self.fake, self.current = fake, self.private_sampler()  # the engine's shared sampler
+
+    def private_sampler(self):
+        return (int.from_bytes(np.random.default_rng().bytes(8), "little"), np.zeros(1, dtype=np.uint64))
+
+    @contextlib.contextmanager
+    def sampling_with(self, sampler):
+        outer, self.current = self.current, sampler
+        try:
+            yield
+        finally:
+            self.current = outer
+
+    def rewind_sampler(self, sampler):
+        sampler[1][0] = 0
+
+    @staticmethod
+    def expected(sampler_key, nonce, n):
+        return np.random.default_rng([sampler_key, nonce]).integers(0, 2**32, n, dtype=np.uint64)
+
+    def noisy(self, x):
+        """x + a fresh draw, the draw's nonce claimed from the counter at launch time."""
+        out, (key, counter) = np.empty_like(x), self.current
+
+        def run():
+            nonce = int(counter[0])
+            counter[0] += 1
+            np.copyto(out, x + self.expected(key, nonce, x.size))
+
+        self.fake.launch(run)
+        return out
+
+
+def test_a_sampling_graph_is_kept_with_its_own_sampler_and_draws_afresh_at_every_replay():
+    fake = FakeCuda()
+    sampler = FakeSampler(fake)
+    rep = GraphReplayer(cupy=fake)
+    rng = np.random.default_rng()
+    outs, xs = [], []
+    for _ in range(5):
+        xs.append(rng.integers(0, 1000, size=6, dtype=np.uint64))
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # kept: no "different result" warning
+            outs.append(rep("noisy", sampler.noisy, (xs[-1],), sampler=sampler))
+    assert rep.replays == 3
+    recorded = next(v for v in rep._entries.values() if not isinstance(v, str))
+    graph_key, counter = recorded.sampling
+    assert graph_key != sampler.current[0]
+    # call 1 drew from the shared sampler; call 2 is the checked direct run under the graph's nonce 0
+    # (its replay drew the same and was not returned); replays 3, 4, 5 draw nonces 1, 2, 3
+    assert np.array_equal(outs[0], xs[0] + sampler.expected(sampler.current[0], 0, 6))
+    for call, nonce in ((1, 0), (2, 1), (3, 2), (4, 3)):
+        assert np.array_equal(outs[call], xs[call] + sampler.expected(graph_key, nonce, 6))
+    assert int(counter[0]) == 4 and int(sampler.current[1][0]) == 1
+
+
+def test_a_sampling_graph_without_its_sampler_is_dropped():
+    fake = FakeCuda()
+    sampler = FakeSampler(fake)
+    rep = GraphReplayer(cupy=fake)
+    x = np.arange(6, dtype=np.uint64)
+    rep("noisy", sampler.noisy, (x,))
+    with pytest.warns(RuntimeWarning, match="different result"):
+        rep("noisy", sampler.noisy, (x,))
+    a, b = rep("noisy", sampler.noisy, (x,)), rep("noisy", sampler.noisy, (x,))
+    assert rep.replays == 0 and not np.array_equal(a, b)

@@ -8,18 +8,23 @@ launch.
 What may be recorded: a function of device arrays that returns one new device array, launches its
 work on the current stream, never waits for the GPU or copies from the host once it has run for
 these shapes (its tables and plans are cached by then), and always launches the same kernels with the
-same scalar arguments for the same cache key. Random sampling (a counter that changes per call) and
-anything that reads results back to the host cannot be recorded.
+same scalar arguments for the same cache key. Anything that reads results back to the host cannot be
+recorded. A function that samples randomness is recorded only when the caller names the engine it
+draws from (`sampler`): its graph then draws under a ChaCha20 key and nonce counter of its own, on the
+device, so every replay draws fresh randomness (an encryption replayed twice never repeats its noise).
 
 Life of a cache key: the first call runs the function directly (building tables and plans); the
 second records the graph on a private stream with a private memory pool (so no other allocation ever
 reuses its buffers), replays it once and compares with a direct run: only an identical result keeps
-the graph (otherwise the key runs directly from then on, with a warning). Later calls copy the inputs
-into the graph's input buffers, replay, and copy the output out.
+the graph (otherwise the key runs directly from then on, with a warning). A sampling graph is checked
+the same way: its counter is rewound between the replay and the direct run, which draws under the
+graph's own sampler, so both see the same randomness and only one of the two results is returned.
+Later calls copy the inputs into the graph's input buffers, replay, and copy the output out.
 """
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import warnings
 from collections import OrderedDict
@@ -36,11 +41,19 @@ def _copy_into(dst, src):
         dst[...] = src
 
 
+def _drawing(sampler, sampling):
+    """Random draws inside the block come from a graph's own sampler (none without a sampler)."""
+    return sampler.sampling_with(sampling) if sampler is not None else contextlib.nullcontext()
+
+
 class _Recorded:
     """One recorded graph: its input and constant buffers, output buffer and private memory pool."""
 
-    def __init__(self, cp, fn, inputs, constants, owners):
+    def __init__(self, cp, fn, inputs, constants, owners, sampler=None):
         self.cp = cp
+        # a sampling graph's own (key, counter), made before the capture: a counter allocated inside the
+        # recording would be zeroed again by every replay
+        self.sampling = sampler.private_sampler() if sampler is not None else None
         self.pool = cp.cuda.MemoryPool()
         with cp.cuda.using_allocator(self.pool.malloc):
             self.inputs = [cp.empty(a.shape, dtype=a.dtype) for a in inputs]
@@ -53,7 +66,7 @@ class _Recorded:
         stream.begin_capture()
         out = None
         try:
-            with cp.cuda.using_allocator(self.pool.malloc), stream:
+            with cp.cuda.using_allocator(self.pool.malloc), stream, _drawing(sampler, self.sampling):
                 out = fn(*self.inputs, *self.constants)
         finally:
             graph = stream.end_capture()  # raises too when the recording was invalidated
@@ -107,12 +120,14 @@ class GraphReplayer:
         self._lock = threading.Lock()
         self.replays = 0  # calls answered by a graph (for tests and benchmarks)
 
-    def __call__(self, key, fn, inputs=(), constants=(), owners=()):
+    def __call__(self, key, fn, inputs=(), constants=(), owners=(), sampler=None):
         """fn(*inputs, *constants), replayed from a graph where possible.
 
         key: hashable, names fn and every scalar it bakes into its launches (shapes, dtypes and the
         device are added here). constants: arrays that rarely change (keys); owners: one object per
-        constant whose identity says the constant's data is unchanged since the last call.
+        constant whose identity says the constant's data is unchanged since the last call. sampler:
+        the RnsOps engine fn draws randomness from, if it does (private_sampler, sampling_with and
+        rewind_sampler: see the module docstring); without it a sampling fn is never kept as a graph.
         """
         cp = self.cp
         arrays = tuple(inputs) + tuple(constants)
@@ -129,15 +144,15 @@ class GraphReplayer:
         if entry is None or entry == _OFF:
             return fn(*arrays)
         if entry == _SEEN:
-            return self._record(full_key, fn, inputs, constants, owners)
+            return self._record(full_key, fn, inputs, constants, owners, sampler)
         self.replays += 1
         return entry.replay(inputs, constants, owners)
 
-    def _record(self, full_key, fn, inputs, constants, owners):
+    def _record(self, full_key, fn, inputs, constants, owners, sampler):
         cp = self.cp
         arrays = tuple(inputs) + tuple(constants)
         try:
-            recorded = _Recorded(cp, fn, inputs, constants, owners)
+            recorded = _Recorded(cp, fn, inputs, constants, owners, sampler)
             out = recorded.replay(inputs, constants, owners)
         except Exception as err:  # recording is an optimisation; the direct run decides
             self._set(full_key, _OFF)
@@ -148,7 +163,10 @@ class GraphReplayer:
                 stacklevel=3,
             )
             return fn(*arrays)
-        direct = fn(*arrays)
+        if sampler is not None:  # the direct run draws what the replay drew
+            sampler.rewind_sampler(recorded.sampling)
+        with _drawing(sampler, recorded.sampling):
+            direct = fn(*arrays)
         if not bool(cp.array_equal(out, direct)):
             self._set(full_key, _OFF)
             warnings.warn(

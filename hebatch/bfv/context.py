@@ -23,8 +23,8 @@ class Context(SchemeContext):
 
     params: a bfv.Params. backend: "cpu" (NumPy), "gpu" (CuPy) or "auto" (the GPU if CuPy and a GPU
     work, else the CPU). Every computation goes through the backend's RnsOps.
-    graphs: on the GPU, multiply, relinearize, the rotations and decryption of small batches (up to 32 MiB of
-    operands and key) are recorded as CUDA graphs on their second call with the same shapes and
+    graphs: on the GPU, encryption, multiply, relinearize, the rotations and decryption of small batches (up to
+    32 MiB of operands and key) are recorded as CUDA graphs on their second call with the same shapes and
     replayed from then on: one launch instead of dozens (hebatch.backend.graphs). Keys must not be
     modified in place while a context uses them. False launches every kernel from Python.
     """
@@ -78,21 +78,30 @@ class Context(SchemeContext):
         return self._scaled(m)
 
     # -- encryption --------------------------------------------------------------------------
+    # Encryptions are recorded as CUDA graphs like the other operations: their sampling runs on the device
+    # under each graph's own sampler, so every replay draws fresh randomness (hebatch.backend.graphs).
     def encrypt(self, public: PublicKey, pt: Plaintext) -> Ciphertext:
         """Public-key encryption of every plaintext of the batch: (pk0 u + e0 + round(q m / t), pk1 u + e1)."""
-        ops, q = self.ops, self.q
         pk = self._data(public, PublicKey, "public")
         m = self._data(pt, Plaintext, "pt")
+        c = self._replayed(("encrypt",), self._encrypted, (m,), (pk,), (public,), samples=True)
+        return self._ct(c, public.key_id)
+
+    def _encrypted(self, m, pk):
+        ops, q = self.ops, self.q
         c = encryption.public_zero(ops, q, pk, tuple(m.shape[:-1]))
         c[..., 0, :, :] = ops.add(c[..., 0, :, :], self._scaled(m), q)
-        return self._ct(c, public.key_id)
+        return c
 
     def encrypt_symmetric(self, secret: SecretKey, pt: Plaintext) -> Ciphertext:
         """Secret-key encryption: (-(a s) + e + round(q m / t), a), a uniform."""
-        s = self._data(secret, SecretKey, "secret")[: self.L]
+        s = self._data(secret, SecretKey, "secret")
         m = self._data(pt, Plaintext, "pt")
-        c = encryption.symmetric(self.ops, self.q, s, tuple(m.shape[:-1]), partial(self._scaled, m))
+        c = self._replayed(("encrypt_symmetric",), self._encrypted_symmetric, (m,), (s,), (secret,), samples=True)
         return self._ct(c, secret.key_id)
+
+    def _encrypted_symmetric(self, m, s):
+        return encryption.symmetric(self.ops, self.q, s[: self.L], tuple(m.shape[:-1]), partial(self._scaled, m))
 
     def decrypt(self, secret: SecretKey, ct: Ciphertext, check: bool = False) -> Plaintext:
         """round(t (c0 + c1 s + ...) / q) mod t for every item, by SEAL's scale-and-round with base

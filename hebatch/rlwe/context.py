@@ -97,11 +97,12 @@ class SchemeContext:
         """Type, parameters, shape and entries of a GaloisKeys, without moving its data to the device."""
         self._checker.galois_keys(galois_keys, self.galois_keys_type)
 
-    def _replayed(self, key, fn, inputs, constants=(), owners=()):
-        """fn(*inputs, *constants), from a recorded CUDA graph where this context keeps them."""
+    def _replayed(self, key, fn, inputs, constants=(), owners=(), samples=False):
+        """fn(*inputs, *constants), from a recorded CUDA graph where this context keeps them.
+        samples: fn draws randomness from this context's engine (each replay draws afresh)."""
         if self.graphs is None:
             return fn(*inputs, *constants)
-        return self.graphs(key, fn, inputs, constants, owners)
+        return self.graphs(key, fn, inputs, constants, owners, sampler=self.ops if samples else None)
 
     def _ct(self, data, key_id):
         return self._checker.trust(self.ciphertext_type(data, self.params.fingerprint, key_id))

@@ -13,6 +13,7 @@ tests do that where no GPU is present).
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import threading
@@ -99,6 +100,7 @@ class CupyRnsOps(RnsOps):
         # (see _sampler); made on first use, and again in a forked child (which must not share them).
         self._samplers: dict = {}
         self._sampler_pid = os.getpid()
+        self._local = threading.local()  # .sampler: a private sampler this thread draws from (sampling_with)
 
     # -- plumbing --------------------------------------------------------------------------------
     def _device(self) -> int:
@@ -691,8 +693,10 @@ class CupyRnsOps(RnsOps):
     # claimed on the device (rns_sampler_claim, an atomic add on the engine's counter) in stream order just
     # before each sampler, which reads it from device memory: every replay of a recorded sampling call draws
     # under a new nonce. GraphReplayer (hebatch/backend/graphs.py) also compares a graph's first replay with
-    # a direct run and drops it when they differ, which fresh randomness always does, so encryption and key
-    # generation keep running their launches directly.
+    # a direct run and drops it when they differ, which fresh randomness under a shared counter always does.
+    # A graph that samples is therefore recorded under a sampler of its own (private_sampler): its own key
+    # and counter, so the check can rewind the counter and run directly under the same nonces (an identical
+    # result, of which only one copy is kept), while no other call ever draws under that key.
     def _capturing(self) -> bool:
         """Whether the current stream is recording a CUDA graph (False for array modules without CUDA)."""
         if self._runtime is None:
@@ -703,9 +707,41 @@ class CupyRnsOps(RnsOps):
         except Exception:  # the legacy stream while another stream captures: treat as capturing
             return True
 
+    def _new_sampler(self):
+        """A fresh (key, counter) on the current device: the counter zeroed before any stream claims from it."""
+        key = tuple(np.uint64(w) for w in np.frombuffer(os.urandom(32), dtype="<u8"))
+        counter = self.xp.zeros(1, dtype=np.uint64)
+        if self._runtime is not None:
+            self.xp.cuda.get_current_stream().synchronize()
+        return key, counter
+
+    def private_sampler(self):
+        """A sampler (key, counter) of its own for one recorded graph; made outside any capture."""
+        if self._capturing():
+            raise RuntimeError("a private sampler cannot be made inside a CUDA graph capture")
+        return self._new_sampler()
+
+    @contextlib.contextmanager
+    def sampling_with(self, sampler):
+        """Random draws of this thread come from `sampler` (from private_sampler) inside the block."""
+        outer = getattr(self._local, "sampler", None)
+        self._local.sampler = sampler
+        try:
+            yield
+        finally:
+            self._local.sampler = outer
+
+    def rewind_sampler(self, sampler):
+        """Sets a private sampler's counter back to zero, in stream order (to check its graph, see above)."""
+        sampler[1].fill(0)
+
     def _sampler(self):
-        """(key, counter) of the current device: four uint64 words of a 256-bit ChaCha20 key from os.urandom,
-        and a one-word device array counting the calls (the nonces) drawn under it, made on first use."""
+        """(key, counter) this call draws under: a private sampler given by sampling_with, else the current
+        device's: four uint64 words of a 256-bit ChaCha20 key from os.urandom, and a one-word device array
+        counting the calls (the nonces) drawn under it, made on first use."""
+        private = getattr(self._local, "sampler", None)
+        if private is not None:
+            return private
         device = self._device()
         with self._lock:
             if self._sampler_pid != os.getpid():  # a forked child: never reuse the parent's key and nonces
@@ -716,11 +752,7 @@ class CupyRnsOps(RnsOps):
                 if self._capturing():
                     # a counter made inside a recording would be reset by every replay
                     raise RuntimeError("the first random sampling on a device cannot run inside a CUDA graph capture")
-                key = tuple(np.uint64(w) for w in np.frombuffer(os.urandom(32), dtype="<u8"))
-                counter = self.xp.zeros(1, dtype=np.uint64)
-                if self._runtime is not None:  # zeroed before any stream claims from it
-                    self.xp.cuda.get_current_stream().synchronize()
-                state = self._samplers[device] = (key, counter)
+                state = self._samplers[device] = self._new_sampler()
         return state
 
     def _sample(self, kernel, shape, dtype, args):
