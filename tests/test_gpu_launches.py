@@ -26,12 +26,12 @@ def cpu_reference(x3, moduli, n, negacyclic, inverse):
     return (backend.inverse if inverse else backend.forward)(x3.astype(np.uint64), plan)
 
 
-def run_case(moduli, log_n, batch, algorithm, negacyclic, inverse, dtype=np.uint64, fuse=False):
+def run_case(moduli, log_n, batch, algorithm, negacyclic, inverse, dtype=np.uint64, fuse=False, split=None):
     n = 1 << log_n
     rng = np.random.default_rng()
     x3 = np.stack([random_residues(rng, q, (batch, n), dtype) for q in moduli], axis=1)
     roots = tuple(default_root(q, n, negacyclic) for q in moduli)
-    plan = make_plan(n, tuple(moduli), roots, negacyclic, algorithm)
+    plan = make_plan(n, tuple(moduli), roots, negacyclic, algorithm, split)
     plan.cache.clear()
     in2 = None
     if fuse:
@@ -98,6 +98,25 @@ def test_two_level_twiddle_tables(monkeypatch, small_tiles):
         for inverse in (False, True):
             launches = run_case(Q60, 10, 1, algorithm, True, inverse)
             assert any(ln.template[6] == 2 or ln.template[7] == 2 for ln in launches) or algorithm == "radix2"
+
+
+@pytest.mark.parametrize("inverse", [False, True])
+@pytest.mark.parametrize("log_n", sorted(recipes.SMALL_BATCH_SPLIT[8]))
+def test_few_rows_take_two_merge_passes(log_n, inverse):
+    import types
+
+    from hebatch.ntt.validate import check_transform_args
+    from hebatch.ntt.word import plan_for
+
+    moduli = hb.ntt_primes(60, 2 << log_n, 2)
+    args = check_transform_args((7, 1 << log_n), np.uint64, moduli[0], negacyclic=True)
+    gpu, cpu = types.SimpleNamespace(name="gpu"), types.SimpleNamespace(name="cpu")
+    few, most = plan_for(args, gpu, 7), plan_for(args, gpu, 4096)
+    assert few.algorithm == "radix2" and few.split == recipes.small_batch_split(log_n, 7, 8)
+    assert len(few.gpu_passes(8)) == 2 and len(most.gpu_passes(8)) == 1
+    assert plan_for(args, cpu, 7).split is None and plan_for(args, gpu, 7, np.uint32).split is None
+    launches = run_case(moduli, log_n, 3, "radix2", True, inverse, split=few.split)
+    assert len(launches) == 2
 
 
 def test_recipe_shapes():

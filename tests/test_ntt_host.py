@@ -115,12 +115,14 @@ def backend(monkeypatch):
 Q60 = tuple(ntt_primes(60, 1 << 12, 2))
 CASES = [
     # (moduli, dtype, log n, negacyclic, algorithm, split): one-pass transforms (lanes along rows, two
-    # radix-16 steps through shared memory), and two-pass 4-step ones (lanes along i, then along o, with
-    # twiddles between the passes), for each reduction kind
+    # radix-16 steps through shared memory), two-pass merge ones, and two-pass 4-step ones (lanes along i,
+    # then along o, with twiddles between the passes), for each reduction kind
     (Q60, np.uint64, 6, False, "radix2", None),
     (Q60, np.uint64, 6, True, "radix2", None),
     ((GOLDILOCKS,), np.uint64, 5, True, "radix2", None),
     ((BABYBEAR,), np.uint32, 6, False, "radix2", None),
+    (Q60, np.uint64, 8, True, "radix2", (16, 16)),  # two merge passes, as for few rows of 2^13 and 2^14
+    ((GOLDILOCKS,), np.uint64, 7, False, "radix2", (8, 16)),
     (Q60[:1], np.uint64, 8, True, "4step", (32, 8)),
     (Q60, np.uint64, 8, False, "4step", (8, 32)),
     ((BABYBEAR,), np.uint32, 8, True, "4step", (32, 8)),

@@ -31,7 +31,9 @@ class NTTPlan:
     roots: tuple[int, ...]  # psi per limb when negacyclic, else w
     negacyclic: bool
     algorithm: str  # "radix2" or "4step" (never "auto")
-    split: tuple[int, int] | None = None  # 4-step n1 x n2 if asked for; else each backend's recipe
+    # GPU passes of 2^a and 2^b points for a split (2^a, 2^b) (4-step: n1 x n2; merge: the stages cut in two);
+    # None: each backend's recipe
+    split: tuple[int, int] | None = None
     cache: dict = field(default_factory=dict, repr=False)
 
     @property
@@ -83,7 +85,7 @@ class NTTPlan:
 
     def gpu_passes(self, word_bytes: int) -> tuple[recipes.Pass, ...]:
         digits = None
-        if self.algorithm == "4step" and self.split is not None and 1 < self.split[0] < self.n:
+        if self.split is not None and 1 < self.split[0] < self.n:
             digits = (self.split[0].bit_length() - 1, self.split[1].bit_length() - 1)
         return recipes.gpu_passes(self.algorithm, self.log_n, word_bytes, digits)
 
@@ -173,6 +175,6 @@ def make_plan(
     split: tuple[int, int] | None = None,
 ) -> NTTPlan:
     """The cached plan for these (already validated) arguments; `algorithm` is resolved."""
-    if split is not None and (algorithm != "4step" or split[0] * split[1] != n):
-        raise ValueError(f"split {split} needs algorithm='4step' and n1 * n2 = n = {n}")
+    if split is not None and split[0] * split[1] != n:
+        raise ValueError(f"split {split} needs n1 * n2 = n = {n}")
     return NTTPlan(n, moduli, roots, negacyclic, algorithm, split)

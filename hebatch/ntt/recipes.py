@@ -96,8 +96,29 @@ def gpu_passes(algorithm: str, log_n: int, word_bytes: int, digits: tuple[int, .
 MERGE_LOG_N_RANGE = {8: range(15, 25), 4: range(0)}
 
 
+# Few rows of a one-pass size: one block per row leaves most SMs idle (a 2^14-point row is one block of
+# 1024 threads working through 14 stages), so two merge passes of many small blocks run instead. Per word
+# size, log n -> (log2 of the first pass's size, most rows that take the split). Measured on an NVIDIA H100
+# 80GB HBM3 on 2026-11-25 with q60 rows (benchmarks/results/ntt-small-batch-H100-80GB-HBM3-2026-11-25.json):
+# 2^14, 1-64 rows: one pass 39-42 us, 7+7 stages 10.6-23 us (forward); from 128 rows on, about even. 2^13,
+# 1-64 rows: 17.5-18.4 us against 10-15 us; 128 rows: one pass faster. 2^12: even. 2^15 and up already
+# take two passes.
+SMALL_BATCH_SPLIT = {8: {13: (6, 64), 14: (7, 64)}, 4: {}}
+
+
+def small_batch_split(log_n: int, rows: int, word_bytes: int) -> tuple[int, int] | None:
+    """The (n1, n2) merge split for `rows` GPU transforms of 2^log_n words when few rows run faster in
+    two passes than in one (SMALL_BATCH_SPLIT), else None."""
+    entry = SMALL_BATCH_SPLIT[word_bytes].get(log_n)
+    if entry is None or rows > entry[1]:
+        return None
+    return 1 << entry[0], 1 << (log_n - entry[0])
+
+
 def choose_algorithm(device: str, log_n: int, rows: int, word_bytes: int) -> str:
     """The algorithm for algorithm="auto": `rows` transforms of 2^log_n words on `device` ("cpu", "gpu")."""
     if device != "gpu":
         return "radix2"
-    return "radix2" if log_n in MERGE_LOG_N_RANGE[word_bytes] else "4step"
+    if log_n in MERGE_LOG_N_RANGE[word_bytes] or small_batch_split(log_n, rows, word_bytes):
+        return "radix2"
+    return "4step"
