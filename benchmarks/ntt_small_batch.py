@@ -80,7 +80,7 @@ def main(argv=None) -> int:
                     row[f"{direction}_us"] = device_us(lambda run=run, plan=plan: run(x, plan), spin, args.repeats)
                 results.append(row)
                 print(
-                    f"2^{log_n} x {rows:4d} {name:>13} {str(row['passes']):>8}: "
+                    f"2^{log_n} x {rows:4d} {name:>13} {row['passes']!s:>8}: "
                     f"forward {row['forward_us']:7.1f} us, inverse {row['inverse_us']:7.1f} us",
                     flush=True,
                 )
@@ -88,7 +88,8 @@ def main(argv=None) -> int:
         "ntt-small-batch",
         {
             "modulus_bits": 60,
-            "timing": f"device time per call: median of {args.repeats} samples of {CALLS} calls queued behind a spin kernel",
+            "timing": f"device time per call: median of {args.repeats} samples of {CALLS} calls queued "
+            "behind a spin kernel",
             "results": results,
         },
         args.out,

@@ -22,7 +22,9 @@ def values(params, batch):
     return np.random.default_rng(secrets.randbits(64)).integers(0, params.t, (batch, params.n))
 
 
-@pytest.mark.parametrize("name,log_qp", [("n4096", 109), ("n8192", 218), ("n16384", 438), ("n32768", 881)])
+@pytest.mark.parametrize(
+    "name,log_qp", [("n4096", 109), ("n8192", 218), ("n16384", 438), ("n32768", 881), ("n65536", 1770)]
+)
 def test_presets(name, log_qp):
     p = bfv.Params.preset(name)
     assert p.log_qp == log_qp == MAX_LOG_Q[p.n]

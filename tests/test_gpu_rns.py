@@ -134,6 +134,28 @@ def test_bfv_end_to_end(preset):
         rns_checks.check_bfv(ctx, cpu_ctx, keys, lambda a: a.get() if isinstance(a, cp.ndarray) else a, rng)
 
 
+def test_bfv_largest_preset():
+    """n65536 (29 limbs, t = 786433): a product of a public-key and a secret-key encryption, relinearized
+    and rotated, decrypts to the slot-wise product, rotated; encryption and decryption replay graphs."""
+    from hebatch import bfv
+
+    params = bfv.Params.preset("n65536")
+    ctx = bfv.Context(params, backend="gpu")
+    keys = ctx.keygen(rotations=[1], columns=False)
+    rng = np.random.default_rng()
+    v, w = (rng.integers(0, params.t, size=(params.n,), dtype=np.int64) for _ in range(2))
+    for _ in range(3):  # the third call of each replays its graph
+        a, b = ctx.encrypt(keys.public, ctx.encode(v)), ctx.encrypt_symmetric(keys.secret, ctx.encode(w))
+        assert (cp.asnumpy(ctx.decode(ctx.decrypt(keys.secret, a))) == v).all()
+    want = v * w % params.t
+    prod = ctx.multiply(a, b, keys.relin)
+    assert (cp.asnumpy(ctx.decode(ctx.decrypt(keys.secret, prod))) == want).all()
+    got = cp.asnumpy(ctx.decode(ctx.decrypt(keys.secret, ctx.rotate(prod, 1, keys.galois))))
+    half = params.n // 2
+    assert (got == np.concatenate([np.roll(want[:half], -1), np.roll(want[half:], -1)])).all()
+    assert ctx.graphs.replays >= 3
+
+
 @pytest.mark.parametrize("log_n, lead, limbs", [(12, (2,), 2), (14, (3,), 7), (15, (), 14)])
 def test_fused_steps(ops, cpu, log_n, lead, limbs):
     rns_checks.check_fused(ops, cpu, np.random.default_rng(), lead, 1 << log_n, limbs, to_host)

@@ -35,7 +35,7 @@ from hebatch import bfv
 from hebatch.backend import RnsOps
 from hebatch.benchmarks.harness import add_common_args, cuda_time, device_name, host_time, references, write_result
 
-PRESETS = ["n4096", "n8192", "n16384", "n32768"]
+PRESETS = ["n4096", "n8192", "n16384", "n32768"]  # n65536: add with --presets (0.9 GB relinearization key)
 OPERATIONS = ["encrypt", "decrypt", "add", "multiply_relin", "relinearize", "rotate"]
 BATCH = 64
 INPUTS = 3  # distinct inputs the timed calls rotate over

@@ -7,14 +7,17 @@ from dataclasses import dataclass, field
 from ..rlwe.keys import SIGMA
 from ..rlwe.params import MAX_LOG_Q, ModulusChain, check_degree, check_plain_modulus, limb_bits, moduli, primes_for_bits
 
+PRESET_T = 65537  # prime, = 1 mod 2n up to n = 32768 (2^16 | t - 1); 17 bits leaves room for depth
+PRESET_T_65536 = 786433  # 3 * 2^18 + 1: prime, = 1 mod 2n at n = 65536 (65537 is not)
+
 # Limb sizes of the presets: data limbs, then the special prime (its bits last); totals are the table's.
 _PRESET_BITS = {
-    "n4096": (4096, [36, 36], 37),
-    "n8192": (8192, [43, 43, 44, 44], 44),
-    "n16384": (16384, [54, 54, 55, 55, 55, 55, 55], 55),
-    "n32768": (32768, [58] * 4 + [59] * 10, 59),
+    "n4096": (4096, PRESET_T, [36, 36], 37),
+    "n8192": (8192, PRESET_T, [43, 43, 44, 44], 44),
+    "n16384": (16384, PRESET_T, [54, 54, 55, 55, 55, 55, 55], 55),
+    "n32768": (32768, PRESET_T, [58] * 4 + [59] * 10, 59),
+    "n65536": (65536, PRESET_T_65536, [59] * 29, 59),
 }
-PRESET_T = 65537  # prime, = 1 mod 2n for every preset n (2^16 | t - 1); 17 bits leaves room for depth
 
 
 @dataclass(frozen=True)
@@ -51,11 +54,12 @@ class Params(ModulusChain):
 
     @classmethod
     def preset(cls, name: str) -> Params:
-        """The presets n4096, n8192, n16384, n32768: log2(q * special) = 109, 218, 438, 881, t = 65537."""
+        """The presets n4096, n8192, n16384, n32768, n65536: log2(q * special) = 109, 218, 438, 881, 1770
+        (the HE standard's 128-bit bound for each n); t = 65537, and 786433 at n65536."""
         if name not in _PRESET_BITS:
             raise ValueError(f"preset must be one of {', '.join(_PRESET_BITS)}, got {name!r}")
-        n, bits, special_bits = _PRESET_BITS[name]
-        return cls(n=n, t=PRESET_T, q_bits=tuple(bits), special_bits=special_bits)
+        n, t, bits, special_bits = _PRESET_BITS[name]
+        return cls(n=n, t=t, q_bits=tuple(bits), special_bits=special_bits)
 
 
 __all__ = ["Params", "MAX_LOG_Q", "PRESET_T", "SIGMA"]

@@ -26,7 +26,7 @@ from .bfv_pipeline import Pipeline, parse_poly, rotation_steps
 from .io import check_separate, kind_of, open_batch, peek, write_batch
 from .report import Timer, console, status
 
-PRESETS = ("n4096", "n8192", "n16384", "n32768")
+PRESETS = ("n4096", "n8192", "n16384", "n32768", "n65536")
 KEY_FILES = {"secret": "secret.key", "public": "public.key", "relin": "relin.key", "galois": "galois.key"}
 ATTRS = "hebatch_bfv"
 
