@@ -136,7 +136,8 @@ def test_bfv_end_to_end(preset):
 
 def test_bfv_largest_preset():
     """n65536 (29 limbs, t = 786433): a product of a public-key and a secret-key encryption, relinearized
-    and rotated, decrypts to the slot-wise product, rotated; encryption and decryption replay graphs."""
+    and rotated, decrypts to the slot-wise product, rotated; both encryptions replay their graphs (the other
+    steps' operands and keys exceed the replayer's 32 MiB and run their launches directly)."""
     from hebatch import bfv
 
     params = bfv.Params.preset("n65536")
@@ -153,7 +154,7 @@ def test_bfv_largest_preset():
     got = cp.asnumpy(ctx.decode(ctx.decrypt(keys.secret, ctx.rotate(prod, 1, keys.galois))))
     half = params.n // 2
     assert (got == np.concatenate([np.roll(want[:half], -1), np.roll(want[half:], -1)])).all()
-    assert ctx.graphs.replays >= 3
+    assert ctx.graphs.replays == 2
 
 
 @pytest.mark.parametrize("log_n, lead, limbs", [(12, (2,), 2), (14, (3,), 7), (15, (), 14)])
