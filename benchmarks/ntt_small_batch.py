@@ -1,6 +1,6 @@
-"""Device time of few-row NTTs (2^12..2^16 points, 60-bit prime, negacyclic) under the plan hb.ntt picks
-and under each two-pass split, to set recipes.SMALL_BATCH_SPLIT. Every split's output is compared with
-the chosen plan's (exact equality).
+"""Device time of few-row NTTs (2^12..2^16 points, 60-bit prime, negacyclic) under the plan hb.ntt picks,
+one pass (up to 2^14) and each two-pass split, to set recipes.SMALL_BATCH_SPLIT. Every plan's output is
+compared with the chosen plan's (exact equality).
 
 A one-ciphertext BFV step transforms a handful of rows, and its host work per call outlasts the kernels:
 timing back-to-back calls would time Python. A spin kernel therefore holds the stream while the host
@@ -23,6 +23,7 @@ import hebatch as hb
 from hebatch.backend import get
 from hebatch.benchmarks.harness import add_common_args, write_result
 from hebatch.field import default_root
+from hebatch.ntt import recipes
 from hebatch.ntt.plan import make_plan
 from hebatch.ntt.validate import check_transform_args
 from hebatch.ntt.word import plan_for
@@ -67,6 +68,8 @@ def main(argv=None) -> int:
             x = cp.asarray(np.random.default_rng().integers(0, q, size=(rows, 1, n), dtype=np.uint64))
             chosen = plan_for(check_transform_args((rows, n), np.uint64, q, negacyclic=True), engine, rows)
             plans = {"chosen": chosen}
+            if log_n <= recipes.SINGLE_PASS_MAX_LOG[8]:
+                plans["one-pass"] = make_plan(n, (q,), (root,), True, "radix2")
             for a in range(max(3, log_n - 10), min(10, log_n - 3) + 1):
                 plans[f"radix2-{a}+{log_n - a}"] = make_plan(n, (q,), (root,), True, "radix2", (1 << a, n >> a))
             want = {}

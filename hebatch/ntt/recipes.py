@@ -99,10 +99,11 @@ MERGE_LOG_N_RANGE = {8: range(15, 25), 4: range(0)}
 # Few rows of a one-pass size: one block per row leaves most SMs idle (a 2^14-point row is one block of
 # 1024 threads working through 14 stages), so two merge passes of many small blocks run instead. Per word
 # size, log n -> (log2 of the first pass's size, most rows that take the split). Measured on an NVIDIA H100
-# 80GB HBM3 on 2026-11-25 with q60 rows (benchmarks/results/ntt-small-batch-H100-80GB-HBM3-2026-11-25.json):
-# 2^14, 1-64 rows: one pass 39-42 us, 7+7 stages 10.6-23 us (forward); from 128 rows on, about even. 2^13,
-# 1-64 rows: 17.5-18.4 us against 10-15 us; 128 rows: one pass faster. 2^12: even. 2^15 and up already
-# take two passes.
+# 80GB HBM3 on 2026-11-25 with q60 rows, device time (benchmarks/ntt_small_batch.py; one pass against every
+# split: benchmarks/results/ntt-small-batch-probe-H100-80GB-HBM3-2026-11-25.json, the choice made:
+# ntt-small-batch-H100-80GB-HBM3-2026-11-25.json): 2^14, 1-64 rows: one pass 39-42 us, 7+7 stages
+# 10.6-23 us (forward); 128 and 256 rows about even. 2^13, 1-64 rows: 17.5-18.4 us against 10-15 us; 128
+# rows: one pass faster. 2^12: even. 2^15 and up already take two passes.
 SMALL_BATCH_SPLIT = {8: {13: (6, 64), 14: (7, 64)}, 4: {}}
 
 
