@@ -96,6 +96,9 @@ def address(array) -> int:
     return int(array.data.ptr)
 
 
+_LAYOUTS: dict = {}  # dtype -> _layout's answer
+
+
 def _layout(dtype: np.dtype) -> tuple:
     """(field names, per field in order: (name, is_pointer, min, max)) of a parameter struct, kept on the
     dtype's first use: `pack` runs once per launch on some paths."""
@@ -108,9 +111,6 @@ def _layout(dtype: np.dtype) -> tuple:
             fields.append((name, name in pointers, int(info.min), int(info.max)))
         layout = _LAYOUTS[dtype] = (frozenset(dtype.names), tuple(fields))
     return layout
-
-
-_LAYOUTS: dict = {}
 
 
 def pack(dtype: np.dtype, **values) -> np.ndarray:

@@ -115,24 +115,21 @@ class Checker:
         data = ops.asarray(obj.data)
         if self._passed_before(obj, data):
             return data
-        moduli = self._validated(obj, cls, data, name)
-        # Entries >= their modulus (a corrupt or foreign array) would give silent garbage: one fused
-        # comparison per object and data array, one read of a few flags.
-        if self._checked.get(obj) is not obj.data:
-            if cls.is_key:
-                check_reduced(data, moduli, name)
-            else:
-                cls._check_entries(data, moduli, name)
-            self._checked[obj] = obj.data
+        self._entries(obj, cls, data, self._validated(obj, cls, data, name), name)
         if data is obj.data:  # on the engine's device already: the next use can skip the checks
             self._passed[obj] = self._state(obj, data)
         return data
 
-    def key_entries(self, key, data, moduli, name: str) -> None:
-        """check_reduced of a key's data, once per data array of that key object."""
-        if self._checked.get(key) is not key.data:
+    def _entries(self, obj, cls, data, moduli, name: str) -> None:
+        """Entries >= their modulus (a corrupt or foreign array) would give silent garbage: one fused
+        comparison per object and data array, one read of a few flags."""
+        if self._checked.get(obj) is obj.data:
+            return
+        if cls.is_key:
             check_reduced(data, moduli, name)
-            self._checked[key] = key.data
+        else:
+            cls._check_entries(data, moduli, name)
+        self._checked[obj] = obj.data
 
     def galois_keys(self, galois_keys, cls, name: str = "galois_keys") -> None:
         """The checks of `data` for Galois keys, without moving their (large) data to the device."""
@@ -141,7 +138,7 @@ class Checker:
         data = galois_keys.data
         if self._passed_before(galois_keys, data):
             return
-        self.key_entries(galois_keys, data, self._validated(galois_keys, cls, data, name), name)
+        self._entries(galois_keys, cls, data, self._validated(galois_keys, cls, data, name), name)
         self._passed[galois_keys] = self._state(galois_keys, data)
 
 
