@@ -17,7 +17,8 @@ Cases (each runs on its own; a failure is recorded with its error text and the r
               the same shapes, and a graph of no-op tasks (targets: <= 10% overhead at 256 MiB
               chunks, <= 25% at 64 MiB), at two batch sizes: the whole-job overhead (Dask's fixed
               cost per job included), the marginal overhead per chunk (slope between the sizes) and
-              the fixed cost per job are reported apart, with host time per task phase on the worker
+              the fixed cost per job are reported apart, with host time per task phase on the worker;
+              the same jobs also through Dask's threaded scheduler in this process (no cluster)
   task_cost   the fixed host cost per task, with kernels of ~0 time: many one-row chunks through dist.ntt,
               its unchecked form and an ntt -> intt chain, against a graph of no-op tasks over the same
               chunks, a plain loop of the same hb calls and the task function called without Dask (our
@@ -466,7 +467,8 @@ def case_overhead(args, ctx):
     Reported per chunk size: the whole-job overhead at each size (Dask's fixed cost per job included),
     the marginal overhead per chunk (the slope between the two sizes, less the loop's slope) and the
     fixed cost per job that remains; a graph of no-op tasks over the same chunks; host time per task
-    phase on the worker."""
+    phase on the worker; and the same jobs through Dask's threaded scheduler in this process (no
+    cluster: what a dist call costs on one GPU without a client)."""
     import cupy
 
     from hebatch.distributed.plugin import worker_report
@@ -485,11 +487,19 @@ def case_overhead(args, ctx):
             "chain": lambda c: hb.intt(hb.ntt(c, moduli, negacyclic=True), moduli, negacyclic=True),
             "polymul": lambda c: hb.polymul(c, c, moduli),
         }
+        jobs = {
+            "ntt": lambda v: dist.ntt(v, moduli, negacyclic=True),
+            "ntt_unchecked": lambda v: dist.ntt(v, moduli, negacyclic=True, check=False),
+            "chain": lambda v: dist.intt(dist.ntt(v, moduli, negacyclic=True), moduli, negacyclic=True),
+            "polymul": lambda v: dist.polymul(v, v, moduli),
+            "noop_graph": lambda v: v.map_blocks(_touch, dtype=v.dtype, meta=v._meta),
+        }
         loop_seconds = {}
         for name, fn in loops.items():
             for size in (count, small):
                 ms, _ = time_cuda(lambda: [fn(c) for c in chunks[:size]], args.repeats)
                 loop_seconds[name, size] = ms / 1e3
+        local_seconds = _local_jobs(chunks, (count, small), jobs, args.repeats)
         chunks = None  # released before the next case allocates
         cupy.get_default_memory_pool().free_all_blocks()
         with gpu_cluster(1, _warm(args)) as client:
@@ -497,13 +507,6 @@ def case_overhead(args, ctx):
                 client, count * rows * len(moduli) * n * 8, rows * len(moduli) * n * 8, n, moduli, on_device=True
             )
             xs = {count: x, small: x[: small * rows]}
-            jobs = {
-                "ntt": lambda v: dist.ntt(v, moduli, negacyclic=True),
-                "ntt_unchecked": lambda v: dist.ntt(v, moduli, negacyclic=True, check=False),
-                "chain": lambda v: dist.intt(dist.ntt(v, moduli, negacyclic=True), moduli, negacyclic=True),
-                "polymul": lambda v: dist.polymul(v, v, moduli),
-                "noop_graph": lambda v: v.map_blocks(_touch, dtype=v.dtype, meta=v._meta),
-            }
             dist_seconds, phases = {}, {}
             for name, job in jobs.items():
                 for size in (count, small):
@@ -532,6 +535,9 @@ def case_overhead(args, ctx):
             "one_task_roundtrip_ms": roundtrip_ms,  # submit one no-op task and fetch its result
             "client_run_ms": run_ms,  # client.run on the worker (each timed job ends with one)
             "plugin": plugins[0],
+            # the same jobs through Dask's threaded scheduler in this process, on the loops' chunks:
+            # {job: {"seconds": {chunks: s}, "threads": {chunks: best thread count}}}
+            "local_threads": local_seconds,
         }
         for name in loops:
             d_big, d_small = dist_seconds[name, count], dist_seconds[name, small]
@@ -553,6 +559,9 @@ def case_overhead(args, ctx):
                 # what is left of the whole-job overhead once the marginal one is taken out: per job
                 "fixed_ms_per_job": 1e3 * ((d_big - l_big) - (marginal_dist - marginal_loop) * count),
                 "task_phase_ms": phases[name],
+                "local_seconds": local_seconds[name]["seconds"][count],
+                "local_overhead_percent": 100 * (local_seconds[name]["seconds"][count] - l_big) / l_big,
+                "local_small_overhead_percent": 100 * (local_seconds[name]["seconds"][small] - l_small) / l_small,
             }
         entry["noop_graph_task_phase_ms"] = phases["noop_graph"]
         out.append(entry)
@@ -570,6 +579,34 @@ def case_overhead(args, ctx):
         "smallest_chunk_MiB_within_10_percent_marginal": min(met) if met else None,
         "chunks": out,
     }
+
+
+def _local_jobs(chunks, sizes, jobs, repeats):
+    """Each job on the first `size` device chunks through Dask's threaded scheduler in this process
+    (no cluster, no worker: the path of dist calls made without a client), with the best number of
+    threads of LOCAL_THREADS: {job: {"seconds": {size: s}, "threads": {size: t}}}, wall time until the
+    GPU is idle, median of `repeats` after one warm-up."""
+    import dask.array as da
+
+    x = da.concatenate([da.from_array(c, chunks=c.shape, asarray=False) for c in chunks])
+    rows = chunks[0].shape[0]
+    out = {}
+    for name, job in jobs.items():
+        entry = out[name] = {"seconds": {}, "threads": {}}
+        for size in sizes:
+            for threads in LOCAL_THREADS:
+
+                def run(v=x[: size * rows], threads=threads):
+                    job(v).persist(scheduler="threads", num_workers=threads)
+                    _sync_device()
+
+                seconds = _timed_host(run, repeats)
+                if size not in entry["seconds"] or seconds < entry["seconds"][size]:
+                    entry["seconds"][size], entry["threads"][size] = seconds, threads
+    return out
+
+
+LOCAL_THREADS = (2, 4)  # threads of the local scheduler tried by the overhead case
 
 
 def _timed_host(fn, repeats):
@@ -977,6 +1014,19 @@ def summary_rows(record):
                         ", ".join(parts) + f"; no-op graph {c['noop_graph_seconds'] * 1e3:.1f} ms "
                         f"({c['noop_graph_marginal_ms_per_chunk']:.2f} ms/chunk); one-task round trip "
                         f"{c['one_task_roundtrip_ms']:.1f} ms",
+                    )
+                )
+                local = c["local_threads"]
+                parts = [
+                    f"{job} {c[job]['local_seconds'] * 1e3:.1f} ms ({c[job]['local_overhead_percent']:+.0f}%, "
+                    f"{local[job]['threads'][c['chunks']]} threads)"
+                    for job in ("ntt", "ntt_unchecked", "chain", "polymul")
+                ]
+                rows.append(
+                    (
+                        name,
+                        f"chunk {c['chunk_MiB']} MiB x{c['chunks']} local threads",
+                        ", ".join(parts) + f"; no-op graph {local['noop_graph']['seconds'][c['chunks']] * 1e3:.1f} ms",
                     )
                 )
         elif name == "task_cost":

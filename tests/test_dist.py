@@ -442,3 +442,25 @@ def test_map_chunks_joins_a_chain_of_transforms(client):
         dist.map_chunks(_negate, xd, x[:4])
     with pytest.raises(ValueError, match="name must be"):
         dist.map_chunks(_negate, xd, name="a-b")
+
+
+def test_cluster_exit_tolerates_a_slow_worker_exit(monkeypatch, caplog):
+    """A worker killed by its nanny for exiting slowly (Dask raises TimeoutError from close) does not
+    turn a finished job into a failure: the results stand and a warning says what happened."""
+    from distributed import LocalCluster as Started
+
+    closed = []
+
+    def slow_close(self, *args, **kwargs):
+        closed.append(self)
+        original(self, *args, **kwargs)
+        raise TimeoutError
+
+    original = Started.close
+    monkeypatch.setattr(Started, "close", slow_close)
+    x = residues(Q[0], (6, 32))
+    with caplog.at_level("WARNING", logger="hebatch.distributed"):
+        with dist.cluster(device="cpu", n_workers=1, processes=False, dashboard_address=None, verbose=False):
+            y = dist.run(dist.ntt(dist.from_numpy(x, chunks=2), Q[0]))
+    assert closed and np.array_equal(y, hb.ntt(x, Q[0]))
+    assert "took too long to exit" in caplog.text

@@ -197,7 +197,18 @@ def cluster(
         finally:
             client.close()
     finally:
+        _close_started(started)
+
+
+def _close_started(started) -> None:
+    """Close a cluster started here. A worker that takes longer to exit than Dask's nanny waits (a
+    worker freeing tens of GiB of pinned memory does) is killed by the nanny, and Dask then raises
+    TimeoutError: by then the job is done and its results are delivered, so that is a warning, not a
+    failure of the job."""
+    try:
         started.close()
+    except TimeoutError:
+        log.warning("hebatch: a worker took too long to exit while the cluster closed; it was killed")
 
 
 PROFILE_ENV = "DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED"
