@@ -459,8 +459,10 @@ def test_cluster_exit_tolerates_a_slow_worker_exit(monkeypatch, caplog):
     original = Started.close
     monkeypatch.setattr(Started, "close", slow_close)
     x = residues(Q[0], (6, 32))
-    with caplog.at_level("WARNING", logger="hebatch.distributed"):
-        with dist.cluster(device="cpu", n_workers=1, processes=False, dashboard_address=None, verbose=False):
-            y = dist.run(dist.ntt(dist.from_numpy(x, chunks=2), Q[0]))
+    with (
+        caplog.at_level("WARNING", logger="hebatch.distributed"),
+        dist.cluster(device="cpu", n_workers=1, processes=False, dashboard_address=None, verbose=False),
+    ):
+        y = dist.run(dist.ntt(dist.from_numpy(x, chunks=2), Q[0]))
     assert closed and np.array_equal(y, hb.ntt(x, Q[0]))
     assert "took too long to exit" in caplog.text
