@@ -411,6 +411,40 @@ extern "C" __global__ void rns_behz_sk(u64* __restrict__ out, const u64* __restr
     }
 }
 
+// BFV decryption's scale and round, c0 added on the way: v = x (+ add) over q (batch, src_limbs, n) ->
+//   z_m = FastBConv(t gamma v, q -> {t, gamma})_m * (-Q^-1) mod m for m in {t, gamma},
+//   out = (z_t - centered(z_gamma)) * gamma^-1 mod t, out (batch, n).
+// src_w_i = t gamma (Q/q_i)^-1 mod q_i (Shoup); dst tables have 2 rows (t then gamma); factors [2][src_limbs];
+// neg_q_inv[m] = -Q^-1 mod m (Shoup); gamma_inv = gamma^-1 mod t (Shoup).
+extern "C" __global__ void rns_scale_round(u64* __restrict__ out, const u64* __restrict__ x, long long x_bs,
+                                           const u64* __restrict__ add, long long add_bs, int has_add,
+                                           long long batch, int src_limbs, long long n,
+                                           const ModConst* __restrict__ src_consts, const Tw64* __restrict__ src_w,
+                                           const ModConst* __restrict__ dst_consts,
+                                           const WideRatio* __restrict__ dst_ratios,
+                                           const u64* __restrict__ dst_r128, const u64* __restrict__ factors,
+                                           const Tw64* __restrict__ neg_q_inv, const Tw64* __restrict__ gamma_inv) {
+    const Mod64 Mt(dst_consts[0]);
+    const u64 gamma = dst_consts[1].q;
+    ROWS_LOOP(batch) {
+        const u64* px = x + row * x_bs;
+        const u64* pa = add + row * add_bs;
+        u64* po = out + row * n;
+        COLS_LOOP(n) {
+            u64 y[RNS_MAX_SRC];
+            for (int i = 0; i < src_limbs; ++i) {
+                const Mod64 M(src_consts[i]);
+                const u64 v = has_add ? M.add(px[i * n + col], pa[i * n + col]) : px[i * n + col];
+                y[i] = shoup_mul(v, src_w[i], M.q);
+            }
+            const u64 zt = shoup_mul(dot_mod(y, factors, src_limbs, Mt.q, dst_ratios[0], dst_r128[0]), neg_q_inv[0], Mt.q);
+            const u64 zg = shoup_mul(dot_mod(y, factors + src_limbs, src_limbs, gamma, dst_ratios[1], dst_r128[1]),
+                                     neg_q_inv[1], gamma);
+            po[col] = shoup_mul(Mt.sub(zt, centered_mod(zg, gamma, Mt.q, dst_ratios[0])), gamma_inv[0], Mt.q);
+        }
+    }
+}
+
 // ------------------------------------------------------------------------------------------------
 // Automorphisms x(X) -> x(X^g), g odd, in Z_q[X]/(X^n + 1). Rows are independent (the sign needs q).
 // ------------------------------------------------------------------------------------------------

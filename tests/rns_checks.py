@@ -285,6 +285,42 @@ def behz_bases(n: int, limbs: int):
     return q, bsk, 2**32 - 5, 65537
 
 
+def check_scale_round(ops, ref, rng, lead, n, q, gamma, t, to_host):
+    """scale_round of `ops` (c0 added on the way or not, on views) equals RnsOps' composition on random
+    data, and on phases of fresh messages with noise within the budget it gives the messages exactly
+    (round(t v / Q) mod t, from Python ints)."""
+    from hebatch.backend import RnsOps
+
+    xp = ops.xp
+    limbs = len(q)
+    both = residues(rng, tuple(lead) + (2,), q, n)  # (..., 2, L, n): a phase part and c0, views of one array
+    dboth = xp.asarray(both)
+    want = RnsOps.scale_round(ref, both[..., 1, :, :], q, t, gamma, add=both[..., 0, :, :])
+    check_equal(
+        to_host(ops.scale_round(dboth[..., 1, :, :], q, t, gamma, add=dboth[..., 0, :, :])),
+        obj(want),
+        "scale_round add",
+    )
+    want = RnsOps.scale_round(ref, both[..., 0, :, :], q, t, gamma)
+    check_equal(to_host(ops.scale_round(dboth[..., 0, :, :], q, t, gamma)), obj(want), "scale_round")
+    # phases v = round(Q m / t) + e split into two parts that add up to v mod Q
+    big_q = math.prod(q)
+    size = math.prod(lead) * n
+    m = [int(v) for v in rng.integers(0, t, size=size)]
+    bound = big_q // (64 * t)
+    noise = [int(rng.integers(-(2**62), 2**62)) * bound // 2**62 for _ in range(size)]
+    v = [((big_q * mi + t // 2) // t + ei) % big_q for mi, ei in zip(m, noise)]
+    part = [int.from_bytes(rng.bytes(8 * limbs + 8), "little") % big_q for _ in range(size)]
+    rest = [(vi - pi) % big_q for vi, pi in zip(v, part)]
+
+    def split(values):
+        out = np.array([[vi % qi for vi in values] for qi in q], dtype=np.uint64)  # (L, size)
+        return np.moveaxis(out.reshape((limbs,) + tuple(lead) + (n,)), 0, -2)
+
+    got = ops.scale_round(xp.asarray(split(rest)), q, t, gamma, add=xp.asarray(split(part)))
+    check_equal(to_host(got), np.array(m, dtype=object).reshape(tuple(lead) + (n,)), "scale_round of phases")
+
+
 def check_fused(ops, ref, rng, lead, n, limbs, to_host):
     """inner_product, mod_down, tensor and the BEHZ steps of `ops` equal RnsOps' generic compositions
     run by `ref` (the NumPy backend), on fresh data, including inputs that are views of larger arrays."""
@@ -322,6 +358,7 @@ def check_fused(ops, ref, rng, lead, n, limbs, to_host):
     floor2 = ops.behz_floor(xp.ascontiguousarray(dd[..., :limbs, :]), dd[..., limbs:, :], t, q, bsk)
     same(floor2, want_floor, "behz_floor (contiguous d_q, view d_bsk)")
     same(ops.behz_sk(floor, bsk[:-1], bsk[-1], q), RnsOps.behz_sk(ref, want_floor, bsk[:-1], bsk[-1], q), "behz_sk")
+    check_scale_round(ops, ref, rng, lead, n, q, bsk[0], t, to_host)
     # inner product against the composition
     digits = residues(rng, tuple(lead) + (limbs,), qp, n)
     key = np.stack([np.stack([residues(rng, (), qp, n) for _ in range(2)]) for _ in range(limbs)])

@@ -59,6 +59,13 @@ def test_base_convert(ops, limbs):
     rns_checks.check_base_convert(ops, np.random.default_rng(), (2,), N, src, dst, np.asarray)
 
 
+@pytest.mark.parametrize("limbs", [1, 4])
+def test_scale_round_gives_messages_exactly(ops, limbs):
+    """The generic scale and round (the CPU backend's decryption step) against Python-int rounding."""
+    q, bsk, _, t = rns_checks.behz_bases(N, limbs)
+    rns_checks.check_scale_round(ops, ops, np.random.default_rng(), (3,), N, q, bsk[0], t, np.asarray)
+
+
 def test_automorphism(ops):
     rns_checks.check_automorphism(ops, np.random.default_rng(), (2,), N, MODULI, np.asarray)
 

@@ -227,6 +227,22 @@ class RnsOps(abc.ABC):
             axis=-3,
         )
 
+    def scale_round(self, x, q, t, gamma, add=None):
+        """BFV decryption's scale and round: round(t v / Q) mod t for v = x (+ add) over q, shape (..., n)
+        from x (..., len(q), n), by fast base conversion of t gamma v to {t, gamma} with gamma's
+        correction (exact while |t v mod Q| stays below Q / 2 less the conversion's error, i.e. while the
+        noise budget is positive); gamma: a prime outside q and t."""
+        q = tuple(q)
+        t, gamma = int(t), int(gamma)
+        big_q = math.prod(q)
+        if add is not None:
+            x = self.add(x, add, q)
+        y = self.base_convert(self.mul_scalar(x, [t * gamma] * len(q), q), q, (t, gamma))
+        z = self.mul_scalar(y, [(-pow(big_q, -1, m)) % m for m in (t, gamma)], (t, gamma))
+        g_lift = self.centered_lift(z[..., 1:2, :], gamma, (t,))
+        m = self.mul_scalar(self.sub(z[..., 0:1, :], g_lift, (t,)), [pow(gamma, -1, t)], (t,))
+        return self.xp.ascontiguousarray(m[..., 0, :])
+
     def behz_extend(self, x, q, bsk, m_tilde):
         """BEHZ exact extension of x (..., len(q), n) from base q to B_sk: FastBConv of m~ x to B_sk and
         m~, then the small Montgomery reduction by m~ (removes FastBConv's multiple of Q)."""

@@ -12,9 +12,9 @@ Prints a table and writes bfv-<device>-<date>.json into --out (default: the curr
     python -m hebatch.benchmarks.bfv --presets n16384   # one preset
     python -m hebatch.benchmarks.bfv --cpu --quick      # smoke run of the script on the CPU backend
 
-Variants: "graphs" is hebatch.bfv.Context as it is: multiply and key switching through the fused
-RnsOps steps (tensor, behz_extend, behz_floor, behz_sk, inner_product, mod_down: one kernel each on
-the GPU), and multiply, relinearize and rotations of small batches replayed from recorded CUDA graphs
+Variants: "graphs" is hebatch.bfv.Context as it is: multiply, key switching and decryption through the
+fused RnsOps steps (tensor, behz_extend, behz_floor, behz_sk, inner_product, mod_down, scale_round: one
+kernel each on the GPU), and operations on small batches replayed from recorded CUDA graphs
 (Context(graphs=True)); "fused" is the same without graphs (every kernel launched from Python);
 "plain" also replaces the fused steps by RnsOps' generic compositions of the elementary primitives
 (one launch per primitive). All three give identical ciphertexts.
@@ -111,7 +111,7 @@ def count_calls(ctx, fn, inp) -> dict:
     return dict(sorted(counter.calls.items()))
 
 
-FUSED_STEPS = ("tensor", "behz_extend", "behz_floor", "behz_sk", "inner_product", "mod_down")
+FUSED_STEPS = ("tensor", "behz_extend", "behz_floor", "behz_sk", "inner_product", "mod_down", "scale_round")
 
 
 def composed_steps(ops):

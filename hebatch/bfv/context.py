@@ -123,7 +123,7 @@ class Context(SchemeContext):
                     "their decryption would be garbage (too many multiplications for these "
                     "parameters, or a damaged ciphertext)"
                 )
-            return Plaintext(self._scale_and_round(x), self.params.fingerprint)
+            return Plaintext(self.ops.scale_round(x, self.q, self.t, self._gamma), self.params.fingerprint)
         s = self._data(secret, SecretKey, "secret")
         c = self._data(ct, Ciphertext, "ct")
         self._same_key(("secret", secret), ("ct", ct))
@@ -132,20 +132,10 @@ class Context(SchemeContext):
         return Plaintext(m, self.params.fingerprint)
 
     def _decrypt_data(self, c, s):
-        """Message data (..., n) of ciphertext data c (..., K, L, n) under secret data s."""
-        q = self.q[: c.shape[-2]]
-        return self._scale_and_round(ring.phase(self.ops, c, s[: len(q)], q))
-
-    def _scale_and_round(self, x):
-        """round(t x / q) mod t of a phase x (..., L, n), by base conversion to {t, gamma}."""
-        ops, q, t = self.ops, self.q, self.t
-        gamma = self._gamma
-        y = ops.mul_scalar(x, [t * gamma] * self.L, q)
-        z = ops.base_convert(y, q, (t, gamma))
-        z = ops.mul_scalar(z, [(-pow(self.big_q, -1, m)) % m for m in (t, gamma)], (t, gamma))
-        g_lift = ops.centered_lift(z[..., 1:2, :], gamma, (t,))
-        m = ops.mul_scalar(ops.sub(z[..., 0:1, :], g_lift, (t,)), [pow(gamma, -1, t)], (t,))
-        return self.xp.ascontiguousarray(m[..., 0, :])
+        """Message data (..., n) of ciphertext data c (..., K, L, n) under secret data s: c0 joins the
+        scale and round (one pass over the phase)."""
+        masked = ring.masked_phase(self.ops, c, s[: self.L], self.q)
+        return self.ops.scale_round(masked, self.q, self.t, self._gamma, add=c[..., 0, :, :])
 
     def noise_budget(self, secret: SecretKey, ct: Ciphertext):
         """Bits of noise budget left per batch item, as SEAL reports it: bits(q) - bits(max |[t v]_q|) - 1

@@ -38,13 +38,18 @@ def prime_below(bound: int, avoid) -> int:
 
 def phase(ops, c, s_ntt, moduli):
     """c0 + c1 s + c2 s^2 + ... mod every limb, coefficient form (..., len(moduli), n), for ciphertext data
-    c (..., K, len(moduli), n) in coefficient form and the secret s in NTT form over those limbs: Horner
-    in s, ((c_{K-1} s + c_{K-2}) s + ...) s, in NTT form, then one inverse transform."""
+    c (..., K, len(moduli), n) in coefficient form and the secret s in NTT form over those limbs."""
+    return ops.add(c[..., 0, :, :], masked_phase(ops, c, s_ntt, moduli), moduli)
+
+
+def masked_phase(ops, c, s_ntt, moduli):
+    """The phase without c0: c1 s + c2 s^2 + ... mod every limb, coefficient form (..., len(moduli), n).
+    Horner in s, ((c_{K-1} s + c_{K-2}) s + ...) s, in NTT form, then one inverse transform."""
     c_ntt = ntt(c[..., 1:, :, :], moduli)
     acc = c_ntt[..., -1, :, :]
     for k in range(c.shape[-3] - 2, 0, -1):
         acc = ops.add(ops.mul(acc, s_ntt, moduli), c_ntt[..., k - 1, :, :], moduli)
-    return ops.add(c[..., 0, :, :], intt(ops.mul(acc, s_ntt, moduli), moduli), moduli)
+    return intt(ops.mul(acc, s_ntt, moduli), moduli)
 
 
 def lifted(ops, m, t: int, moduli):

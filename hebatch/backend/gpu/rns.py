@@ -653,6 +653,53 @@ class CupyRnsOps(RnsOps):
             x_limbs=len(base_b) + 1,
         )
 
+    def scale_round(self, x, q, t, gamma, add=None):
+        """BFV decryption's scale and round in one kernel, `add` (c0) joined on the way."""
+        q = _check_moduli(q, "q")
+        t, gamma = int(t), int(gamma)
+
+        def build():
+            big_q, qhat_inv, src_c, factors, dst_c, dst_r, dst_r128 = self._conversion_rows(q, (t, gamma))
+            return (
+                src_c,
+                _shoup_rows([t * gamma * v for v in qhat_inv], q),
+                dst_c,
+                dst_r,
+                dst_r128,
+                factors,
+                _shoup_rows([(-pow(big_q, -1, m)) % m for m in (t, gamma)], (t, gamma)),
+                _shoup_rows([pow(gamma, -1, t)], (t,)),
+            )
+
+        tables = self._uploaded(("scale_round", q, t, gamma), build)
+        x, lead, x_bs = self._items(x, "x", 2, len(q))
+        added, add_bs = x, np.int64(0)
+        if add is not None:
+            added, add_lead, add_bs = self._items(add, "add", 2, len(q))
+            if add_lead != lead or added.shape[-1] != x.shape[-1]:
+                raise ValueError(f"add {added.shape} must have the shape of x {x.shape}")
+        n = x.shape[-1]
+        batch = math.prod(lead)
+        out = self.xp.empty(lead + (n,), dtype=np.uint64)
+        self._launch(
+            "rns_scale_round",
+            batch,
+            n,
+            (
+                out,
+                x,
+                x_bs,
+                added,
+                add_bs,
+                np.int32(add is not None),
+                np.int64(batch),
+                np.int32(len(q)),
+                np.int64(n),
+                *tables,
+            ),
+        )
+        return out
+
     def automorphism(self, x, galois_elt, moduli, ntt_form):
         """x(X) -> x(X^g) in Z_q[X]/(X^n + 1): coefficients (signed permutation) or NTT values (permutation)."""
         moduli = _check_moduli(moduli)
