@@ -76,6 +76,17 @@ struct TwiddleGridParams {
     int bits;
 };
 
+// The parameters of merge_table (MERGE_TABLE_PARAMS of hebatch/backend/kernels.py).
+template <class Tw>
+struct MergeTableParams {
+    const Tw* high;
+    const Tw* low;
+    const ModConst* consts;
+    long long count;
+    u64 mult, add, mask;
+    int log_n, bits;
+};
+
 // Bank-conflict-avoiding placement of 64/32-bit words: XOR the low nibble with the higher nibbles.
 __device__ __forceinline__ int swizzle(int x) { return x ^ (((x >> 4) ^ (x >> 8) ^ (x >> 12)) & 15); }
 
@@ -289,6 +300,41 @@ __global__ void pointwise_mul(const typename A::T* __restrict__ a, const typenam
         const long long ra = a_rows == rows ? row : row % limbs;
         const long long rb = b_rows == rows ? row : row % limbs;
         c[idx] = arith.reduce(arith.mul(a[ra * n + col], b[rb * n + col]));
+    }
+}
+
+// Shoup companion floor(w 2^64 / q) of a merge-table entry; Goldilocks multiplies without one.
+template <class A>
+__device__ __forceinline__ u64 table_companion(u64 w, u64 q) {
+    return (u64)(((u128)w << 64) / q);
+}
+template <>
+__device__ __forceinline__ u64 table_companion<Goldilocks>(u64, u64) {
+    return 0;
+}
+
+// The radix-2 (merge) twiddle table of hebatch/ntt/tables.py built on the device: entry k, 1 <= k < count,
+// of stage s = floor(log2 k) and group i = k - 2^s is root^E with E = (mult brv_s(i) + add) << (log_n - 1 - s)
+// (forward negacyclic: mult 2, add 1; cyclic: 1, 0), E < N = mask + 1, root^E = high[E >> bits] *
+// low[E & (2^bits - 1)]; entry 0 is 1. Each entry carries its Shoup companion.
+template <class A>
+__global__ void merge_table(typename A::Tw* __restrict__ out, KERNEL_PARAMS MergeTableParams<typename A::Tw> prm) {
+    const A arith(prm.consts[0]);
+    const u64 q = prm.consts[0].q;
+    for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x; k < prm.count;
+         k += (long long)gridDim.x * blockDim.x) {
+        u64 w = 1;
+        if (k > 0) {
+            const int s = 63 - __clzll(k);
+            const u64 i = (u64)k - (1ull << s);
+            const u64 j = s ? __brevll(i) >> (64 - s) : 0;
+            const u64 e = ((prm.mult * j + prm.add) << (prm.log_n - 1 - s)) & prm.mask;
+            w = arith.reduce(arith.mul_tw(prm.high[e >> prm.bits].w, prm.low[e & ((1ull << prm.bits) - 1)]));
+        }
+        typename A::Tw entry;
+        entry.w = w;
+        entry.wq = table_companion<A>(w, q);
+        out[k] = entry;
     }
 }
 

@@ -160,6 +160,7 @@ static inline unsigned __brev(unsigned x) {
 static inline unsigned long long __brevll(unsigned long long x) {
     return ((unsigned long long)__brev((unsigned)x) << 32) | __brev((unsigned)(x >> 32));
 }
+static inline int __clzll(long long x) { return x ? __builtin_clzll((unsigned long long)x) : 64; }
 """
 
 # run_grid(grid, block, body): body() as every thread of every block (after THREADED_PRELUDE).

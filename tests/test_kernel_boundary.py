@@ -43,6 +43,7 @@ struct __attribute__((aligned(16))) uint4 { unsigned x, y, z, w; };
 static inline void __syncthreads() {}
 static inline unsigned __brev(unsigned x) { return x; }
 static inline unsigned long long __brevll(unsigned long long x) { return x; }
+static inline int __clzll(long long x) { return (int)x; }
 static inline unsigned long long __umul64hi(unsigned long long a, unsigned long long b) { return a * b; }
 static inline unsigned __umulhi(unsigned a, unsigned b) { return a * b; }
 """
@@ -67,12 +68,13 @@ def boundary_source(structs=None, lane_modes=LANE_MODES, table_modes=TABLE_MODES
     parts = ["#include <cstddef>", '#include "ntt.cu"', '#include "ntt256.cu"']
     parts.append("typedef NttPassParams<Tw64> NttPassParams64;\ntypedef NttPassParams<Tw32> NttPassParams32;")
     parts.append("typedef TwiddleGridParams<Tw64> TwiddleGridParams64;")
+    parts.append("typedef MergeTableParams<Tw64> MergeTableParams64;")
     parts.append(layout_asserts("ModConst", MODCONST_DTYPE))
     for kernel, (struct, dtype) in structs.items():
         for name in (
             (f"{struct}64", f"{struct}32")
             if kernel == "ntt_pass"
-            else ((f"{struct}64",) if kernel == "twiddle_grid" else (struct,))
+            else ((f"{struct}64",) if kernel in ("twiddle_grid", "merge_table") else (struct,))
         ):
             parts.append(layout_asserts(name, dtype))
     parts.append(enum_asserts("LaneMode", LANE_ENUM, lane_modes))
@@ -147,6 +149,7 @@ def swapped(dtype: np.dtype, a: str, b: str) -> np.dtype:
         ("ntt_pass", "tw", "zh"),
         ("ntt_pass", "post_by_output", "keep_positions"),
         ("twiddle_grid", "row0", "col0"),
+        ("merge_table", "mult", "add"),
         ("ntt256_pass", "tw_low", "tw_high"),
         ("ntt256_pass", "log_k", "log_low"),
         ("twiddle_grid256", "rows", "cols"),

@@ -51,6 +51,12 @@ def wrapper(index: int, name: str) -> str:
             f"    const NttPassParams<{w}> p = *(const NttPassParams<{w}>*)prm;\n"
             f"    run_grid(g, b, [=] {{ {name}((const {t}*)in, (const {t}*)in2, ({t}*)out, p); }});\n}}\n"
         )
+    if name.startswith("merge_table"):
+        return (
+            f'extern "C" void host_kernel_{index}(unsigned g, unsigned b, void* out, const void* prm) {{\n'
+            f"    const MergeTableParams<{w}> p = *(const MergeTableParams<{w}>*)prm;\n"
+            f"    run_grid(g, b, [=] {{ {name}(({w}*)out, p); }});\n}}\n"
+        )
     assert name.startswith("twiddle_grid")
     return (
         f'extern "C" void host_kernel_{index}(unsigned g, unsigned b, const void* x, void* y, const void* prm) {{\n'
@@ -157,3 +163,20 @@ def test_twiddle_grid_on_host_threads_matches_cpu(backend):
         assert (backend.twiddle_grid_mul(x.view(FakeArray), q, root, *args) == want).all(), args
         strided = np.ascontiguousarray(x.T).T.view(FakeArray)  # column-major: the struct's strides
         assert (backend.twiddle_grid_mul(strided, q, root, *args) == want).all(), args
+
+
+@pytest.mark.parametrize("q", [Q60[0], GOLDILOCKS])
+@pytest.mark.parametrize("log_n", [1, 2, 9])
+def test_merge_table_on_host_threads_matches_host_tables(backend, q, log_n):
+    """The device-built merge table, entry for entry (values and Shoup companions) the host's, for the
+    forward negacyclic, forward cyclic and inverse tables."""
+    from hebatch.ntt import tables
+
+    n = 1 << log_n
+    for negacyclic in (False, True):
+        root = default_root(q, n, negacyclic)
+        for inverse in (False, True):
+            table_root, form = tables.merge_table_spec(q, root, n, negacyclic, inverse)
+            got = np.asarray(backend.merge_table(q, table_root, n, form))
+            want = tables.merge_table(q, root, n, negacyclic, inverse, 64)
+            assert got.shape == want.shape and (got == want).all(), (negacyclic, inverse)

@@ -65,6 +65,13 @@ TWIDDLE_GRID_PARAMS = _struct(
     ("u64", "row0 row_step col0 col_step mask"),
     ("i32", "bits"),
 )
+# struct MergeTableParams of kernels/ntt.cu: one merge_table launch
+MERGE_TABLE_PARAMS = _struct(
+    ("ptr", "high low consts"),
+    ("i64", "count"),
+    ("u64", "mult add mask"),
+    ("i32", "log_n bits"),
+)
 # struct Ntt256PassParams of kernels/ntt256.cu: one ntt256_pass launch
 NTT256_PASS_PARAMS = _struct(
     ("ptr", "sub_tw tw_low tw_high scale"),
@@ -83,6 +90,7 @@ GRID256_PARAMS = _struct(
 PARAM_STRUCTS = {
     "ntt_pass": ("NttPassParams", NTT_PASS_PARAMS),
     "twiddle_grid": ("TwiddleGridParams", TWIDDLE_GRID_PARAMS),
+    "merge_table": ("MergeTableParams", MERGE_TABLE_PARAMS),
     "ntt256_pass": ("Ntt256PassParams", NTT256_PASS_PARAMS),
     "twiddle_grid256": ("Grid256Params", GRID256_PARAMS),
 }

@@ -115,14 +115,17 @@ class NTTPlan:
         arith = arith_name([self.moduli[i] for i in idx], word_bits)
         return launch.transform_launches(self, pass_tables, rows, word_bits, arith, fuse=fuse)
 
-    def gpu_pass_tables(self, idx: tuple[int, ...], inverse: bool, word_bits: int) -> list[dict]:
-        """Per pass: the scalar parameters and the tables of limbs `idx`, stacked (limbs, size, 2)."""
+    def gpu_pass_tables(
+        self, idx: tuple[int, ...], inverse: bool, word_bits: int, merge_sub: bool = True
+    ) -> list[dict]:
+        """Per pass: the scalar parameters and the tables of limbs `idx`, stacked (limbs, size, 2).
+        merge_sub=False leaves the shared table of merge passes out ("sub" None, see `merge_specs`)."""
         digits = tuple(p.log_np for p in self.gpu_passes(word_bits // 8))
         per_limb = []
         for i in idx:
             q, root = self.moduli[i], self.roots[i]
             if self.algorithm == "radix2" or len(digits) == 1:
-                merge = tables.gpu_merge_tables(q, root, self.n, self.negacyclic, inverse, word_bits)
+                merge = tables.gpu_merge_tables(q, root, self.n, self.negacyclic, inverse, word_bits, merge_sub)
                 per_limb.append([merge] * len(digits))
             else:
                 per_limb.append(
@@ -141,6 +144,13 @@ class NTTPlan:
                 entry.update(post_mode=TABLE_MODES["none"], post_high=None, post_low=None)  # only the last pass scales
             passes.append(entry)
         return passes
+
+    def merge_specs(self, idx: tuple[int, ...], inverse: bool) -> list[tuple[int, int, bool]]:
+        """Per limb of `idx`: (modulus, table root, negacyclic form) of the shared table of merge passes."""
+        return [
+            (self.moduli[i],) + tables.merge_table_spec(self.moduli[i], self.roots[i], self.n, self.negacyclic, inverse)
+            for i in idx
+        ]
 
     def fourstep_dense_twiddles(self, limb: int):
         """Full twiddle matrices of limb `limb`: w^(j2 k1) laid out [j2][k1], w^-(j2 k1) laid out

@@ -24,7 +24,8 @@ ARITHS = ("Mod64", "Goldilocks", "Mod32")
 
 def kernel_names(max_log_n: int = 28, batch_rows: tuple[int, ...] = (1, 4096)) -> list[str]:
     """Every kernel name expression the recipes launch, for 60-bit, Goldilocks and 32-bit moduli."""
-    names = {f"pointwise_mul<{a}>" for a in ARITHS} | {f"twiddle_grid<{a}>" for a in ARITHS if a != "Mod32"}
+    names = {f"pointwise_mul<{a}>" for a in ARITHS}
+    names |= {f"{k}<{a}>" for k in ("twiddle_grid", "merge_table") for a in ARITHS if a != "Mod32"}
     for q, word in ((ntt_primes(60, 2**20, 1)[0], 64), (GOLDILOCKS, 64), (BABYBEAR, 32)):
         for log_n in range(1, max_log_n + 1):
             n = 1 << log_n
@@ -51,7 +52,7 @@ def _instantiations(names: list[str]) -> str:
 
 def name_of_symbol(symbol: str) -> str | None:
     """The name expression of a mangled kernel symbol of ours (None for others)."""
-    m = re.match(r"_Z(\d+)(ntt_pass|pointwise_mul|twiddle_grid)I(\d+)", symbol)
+    m = re.match(r"_Z(\d+)(ntt_pass|pointwise_mul|twiddle_grid|merge_table)I(\d+)", symbol)
     if not m:
         return None
     kernel, rest = m.group(2), symbol[m.end() :]

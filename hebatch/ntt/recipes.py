@@ -91,9 +91,11 @@ def gpu_passes(algorithm: str, log_n: int, word_bytes: int, digits: tuple[int, .
 # H100 80GB HBM3 on 2026-11-22 (benchmarks/results/ntt-H100-80GB-HBM3-2026-11-22.json):
 # for 64-bit words, multi-pass merge transforms (2^15..2^24)
 # beat 4-step by 3-18% (no twiddle multiplication between passes); for 32-bit words 4-step is as
-# fast or faster (by up to 15% at 2^16 x 256); one-pass sizes are the same kernel either way. Above
-# 2^24 the merge tables (n entries per limb) are not worth building on the host: 4-step.
-MERGE_LOG_N_RANGE = {8: range(15, 25), 4: range(0)}
+# fast or faster (by up to 15% at 2^16 x 256); one-pass sizes are the same kernel either way. On
+# 2026-11-25 (same GPU, q60 negacyclic, one row, benchmarks/results/ntt-large-algorithms-H100-80GB-HBM3-
+# 2026-11-25.json) merge also beat 4-step at 2^25..2^28: forward 1.28 / 2.86 / 6.21 / 11.89 ms against
+# 1.40 / 3.16 / 6.87 / 13.41 ms; its table (16 n bytes per limb and direction) is built on the device.
+MERGE_LOG_N_RANGE = {8: range(15, 29), 4: range(0)}
 
 
 # Few rows of a one-pass size: one block per row leaves most SMs idle (a 2^14-point row is one block of

@@ -71,7 +71,7 @@ def radix2_twiddles(q: int, root: int, n: int, negacyclic: bool) -> Radix2Twiddl
 class GpuPassTables:
     """Per-limb tables and the scalar parameters of one ntt_pass launch (see kernels/ntt.cu)."""
 
-    sub: np.ndarray  # sub-transform (or merge) table with companions
+    sub: np.ndarray | None  # sub-transform (or merge) table with companions
     tw_mode: int = 0  # 0: no multiplication at the store; 1: zeta^E from one table; 2: from two
     z_high: np.ndarray | None = None
     z_low: np.ndarray | None = None
@@ -152,13 +152,29 @@ def gpu_fourstep_tables(
     return out
 
 
-def gpu_merge_tables(q: int, root: int, n: int, negacyclic: bool, inverse: bool, word_bits: int) -> GpuPassTables:
-    """Merge (radix-2) passes share the full table; the inverse runs the cyclic transform with w^-1
-    and multiplies output j by n^-1 (psi^-j n^-1 when negacyclic) in the last pass."""
-    log_n = n.bit_length() - 1
+def merge_table_spec(q: int, root: int, n: int, negacyclic: bool, inverse: bool) -> tuple[int, bool]:
+    """(table root, negacyclic form) of the shared table of merge passes: the forward transform's own
+    table; the inverse runs the cyclic transform with w^-1 (w = psi^2 when negacyclic)."""
     if not inverse:
-        return GpuPassTables(sub=with_companions(q, radix2_twiddles(q, root, n, negacyclic).fwd, word_bits))
+        return root, negacyclic
     w = root * root % q if negacyclic else root
-    sub = radix2_twiddles(q, w, n, False).inv
-    post = _post_tables(q, n, word_bits, pow(root, -1, q) if negacyclic else None, log_n, n - 1)
-    return GpuPassTables(sub=with_companions(q, sub, word_bits), post_by_output=1, **post)
+    return pow(w, -1, q), False
+
+
+def merge_table(q: int, root: int, n: int, negacyclic: bool, inverse: bool, word_bits: int) -> np.ndarray:
+    """The shared table of merge passes with companions, (n, 2), built here (the GPU backend builds large
+    ones on the device, entry for entry the same)."""
+    table_root, form = merge_table_spec(q, root, n, negacyclic, inverse)
+    return with_companions(q, radix2_twiddles(q, table_root, n, form).fwd, word_bits)
+
+
+def gpu_merge_tables(
+    q: int, root: int, n: int, negacyclic: bool, inverse: bool, word_bits: int, with_sub: bool = True
+) -> GpuPassTables:
+    """Merge (radix-2) passes share the full table (merge_table; None when not with_sub: the caller
+    builds it); the inverse multiplies output j by n^-1 (psi^-j n^-1 when negacyclic) in the last pass."""
+    sub = merge_table(q, root, n, negacyclic, inverse, word_bits) if with_sub else None
+    if not inverse:
+        return GpuPassTables(sub=sub)
+    post = _post_tables(q, n, word_bits, pow(root, -1, q) if negacyclic else None, n.bit_length() - 1, n - 1)
+    return GpuPassTables(sub=sub, post_by_output=1, **post)

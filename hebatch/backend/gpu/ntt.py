@@ -15,6 +15,7 @@ import numpy as np
 from ..cache import TABLES
 from ..interface import WordNTT
 from ..kernels import (
+    MERGE_TABLE_PARAMS,
     NTT_PASS_PARAMS,
     TWIDDLE_GRID_PARAMS,
     WORD_BITS,
@@ -64,11 +65,58 @@ class CupyBackend(WordNTT):
         return self._cached(plan, ("consts", idx), lambda: self.xp.asarray(modconst_table(plan, idx).view(np.uint8)))
 
     def _tables(self, plan, idx, inverse, word_bits):
+        """Host tables (scalars) and their device copies per pass. The shared table of multi-pass merge
+        transforms of 64-bit words (n entries per limb) is built on the device (merge_table kernel), once
+        for every pass: on the host it would take about half a microsecond per entry."""
+        on_device = plan.algorithm == "radix2" and word_bits == 64 and len(plan.gpu_passes(8)) > 1
+
         def build():
-            host = plan.gpu_pass_tables(idx, inverse, word_bits)
-            return host, [{k: self.xp.asarray(v) for k, v in t.items() if isinstance(v, np.ndarray)} for t in host]
+            host = plan.gpu_pass_tables(idx, inverse, word_bits, merge_sub=not on_device)
+            device = [{k: self.xp.asarray(v) for k, v in t.items() if isinstance(v, np.ndarray)} for t in host]
+            if on_device:
+                specs = plan.merge_specs(idx, inverse)
+                sub = self.xp.empty((len(specs), plan.n, 2), dtype=np.uint64)
+                for limb, (q, root, form) in enumerate(specs):
+                    self.merge_table(q, root, plan.n, form, out=sub[limb])
+                for tables in device:
+                    tables["sub"] = sub
+            return host, device
 
         return self._cached(plan, ("tables", idx, inverse, word_bits), build)
+
+    def merge_table(self, q: int, root: int, n: int, negacyclic: bool, *, out=None):
+        """hebatch.ntt.tables.merge_table's (n, 2) table of 64-bit words for (q, root), computed on the
+        current device (into `out`, C-contiguous, if given): root^E of every entry from two power
+        tables, with its Shoup companion."""
+        from ...arith import power_lookup, with_companions
+
+        xp = self.xp
+        log_order = _power_of_two_order(root, q)
+        if log_order is None or n < 2 or n & (n - 1):
+            raise ValueError(f"merge_table needs a root of power-of-two order and n a power of two >= 2, got n = {n}")
+        high, low, bits = power_lookup(q, root, log_order)
+        name = f"merge_table<{arith_name([q], 64)}>"
+        kernel = load_module("ntt.cu", name_expressions=(name,)).get_function(name)
+        out = xp.empty((n, 2), dtype=np.uint64) if out is None else out
+        keep = (
+            xp.asarray(with_companions(q, high, 64)),
+            xp.asarray(with_companions(q, low, 64)),
+            xp.asarray(modconst_rows([q]).view(np.uint8)),
+        )
+        params = pack(
+            MERGE_TABLE_PARAMS,
+            high=keep[0],
+            low=keep[1],
+            consts=keep[2],
+            count=n,
+            mult=2 if negacyclic else 1,
+            add=1 if negacyclic else 0,
+            mask=(1 << log_order) - 1,
+            log_n=n.bit_length() - 1,
+            bits=bits,
+        )
+        kernel((elementwise_blocks(n, 256, xp.cuda.Device().id),), (256,), (out, struct_argument(params)))
+        return out
 
     # -- transforms --------------------------------------------------------------------------------
     def _run(self, x, plan, inverse: bool, out=None, in2=None):
