@@ -92,9 +92,11 @@ def gpu_passes(algorithm: str, log_n: int, word_bytes: int, digits: tuple[int, .
 # for 64-bit words, multi-pass merge transforms (2^15..2^24)
 # beat 4-step by 3-18% (no twiddle multiplication between passes); for 32-bit words 4-step is as
 # fast or faster (by up to 15% at 2^16 x 256); one-pass sizes are the same kernel either way. On
-# 2026-11-25 (same GPU, q60 negacyclic, one row, benchmarks/results/ntt-large-algorithms-H100-80GB-HBM3-
-# 2026-11-25.json) merge also beat 4-step at 2^25..2^28: forward 1.28 / 2.86 / 6.21 / 11.89 ms against
-# 1.40 / 3.16 / 6.87 / 13.41 ms; its table (16 n bytes per limb and direction) is built on the device.
+# 2026-11-26 (same GPU, negacyclic, one row, benchmarks/results/ntt-large-algorithms-H100-80GB-HBM3-
+# 2026-11-26.json) merge, its table (16 n bytes per limb and direction) built on the device, also beat
+# 4-step at 2^24..2^28 forward and inverse: q60 forward 0.63 / 1.26 / 2.78 / 6.23 / 11.84 ms against
+# 0.78 / 1.38 / 3.09 / 6.86 / 13.29 ms, Goldilocks forward 0.73 / 1.57 / 3.32 / 6.76 / 12.75 ms against
+# 0.95 / 1.94 / 3.95 / 7.98 / 15.91 ms.
 MERGE_LOG_N_RANGE = {8: range(15, 29), 4: range(0)}
 
 
