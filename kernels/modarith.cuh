@@ -4,8 +4,8 @@
 //   Mod64     q < 2^62, uint64 words. Butterflies keep values lazily in [0, 4q) (Harvey); twiddles are
 //             multiplied with an estimate of Shoup's quotient; general products use the Barrett variant of
 //             Shivdikar et al. (mu = floor(2^(2m+1)/q), at most one correction).
-//   Goldilocks q = 2^64 - 2^32 + 1, uint64 words, fully reduced, reduction by shifts and adds
-//             (2^64 = 2^32 - 1 and 2^96 = -1 mod q).
+//   Goldilocks q = 2^64 - 2^32 + 1, uint64 words, reduction by shifts and adds (2^64 = 2^32 - 1 and
+//             2^96 = -1 mod q); butterflies keep any value below 2^64, products are fully reduced.
 //   Mod32     q < 2^31, uint32 words, values in [0, 2q), 32-bit Shoup and Barrett.
 #pragma once
 
@@ -103,13 +103,18 @@ struct Goldilocks {
         return (s < a || s >= P) ? s - P : s;
     }
     __device__ __forceinline__ T sub(T a, T b) const { return a >= b ? a - b : a - b + P; }
+    // Cooley-Tukey butterfly on lazy values: any x, y < 2^64 stand for their residues mod P. With b < P,
+    // a + b wraps at most once and one 2^64 = EPS correction cannot wrap again (a + b - 2^64 < P), and
+    // a - b + P >= 0 undoes a borrow; no comparison with P is needed until reduce().
     __device__ __forceinline__ void ct(T& x, T& y, const Tw& t) const {
-        T b = mul(y, t.w);
-        T a = x;
-        x = add(a, b);
-        y = sub(a, b);
+        const T b = mul(y, t.w);
+        const T a = x;
+        const T s = a + b, d = a - b;
+        x = s < b ? s + EPS : s;
+        y = a < b ? d - EPS : d;
     }
-    __device__ __forceinline__ T reduce(T x) const { return x; }
+    // lazy [0, 2^64) -> [0, P)
+    __device__ __forceinline__ T reduce(T x) const { return x >= P ? x - P : x; }
 };
 
 struct Mod32 {

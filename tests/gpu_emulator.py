@@ -48,11 +48,9 @@ class Arith:
             b = np.where(b >= two_q, b - two_q, b)
             return a + b, a - b + two_q
         if self.kind == "Goldilocks":
-            b = self.mul(y, w)
-            s = x + b
-            add = np.where((s < x) | (s >= q), s - q, s)
-            sub = np.where(x >= b, x - b, x - b + q)
-            return add, sub
+            b, eps = self.mul(y, w), U64(2**32 - 1)  # lazy below 2^64, as modarith.cuh
+            s, d = x + b, x - b
+            return np.where(s < b, s + eps, s), np.where(x < b, d - eps, d)
         a = np.where(x >= q, x - q, x)
         b = self.mul_tw(y, w, wq)
         b = np.where(b >= q, b - q, b)
@@ -74,8 +72,6 @@ class Arith:
         q = self.q
         if self.kind == "Mod64":
             x = np.where(x >= q * U64(2), x - q * U64(2), x)
-        if self.kind == "Goldilocks":
-            return x
         return np.where(x >= q, x - q, x)
 
     def mul(self, a, b):
