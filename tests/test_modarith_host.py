@@ -44,9 +44,11 @@ def _run(x, y, w, rounds):
 
 def _edges(rng):
     fixed = [0, 1, 2, 2**32 - 1, 2**32, P - 2, P - 1, P, P + 1, 2**64 - 2, 2**64 - 1]
-    return fixed + [int(v) for v in rng.integers(0, 2**64, size=4, dtype=np.uint64)] + [
-        P + int(v) for v in rng.integers(0, 2**32 - 1, size=4, dtype=np.uint64)
-    ]
+    return (
+        fixed
+        + [int(v) for v in rng.integers(0, 2**64, size=4, dtype=np.uint64)]
+        + [P + int(v) for v in rng.integers(0, 2**32 - 1, size=4, dtype=np.uint64)]
+    )
 
 
 @pytest.mark.parametrize("rounds", [1, 2, 7])
