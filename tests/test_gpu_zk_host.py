@@ -11,7 +11,7 @@ import pytest
 
 from hebatch.backend.cpu.ntt256 import NumpyFieldNTT
 from hebatch.backend.gpu import ntt256 as gpu_zk
-from hebatch.backend.kernels import GRID256_PARAMS, NTT256_PASS_PARAMS
+from hebatch.backend.kernels import BITREV256_TILE_BITS, GRID256_PARAMS, NTT256_PASS_PARAMS
 from hebatch.field import BLS12_377_FR, BLS12_381_FR, BN254_FR
 from hebatch.ntt.launch import FIELD_DIRECT_TWIDDLE_MAX_LOG
 
@@ -106,6 +106,11 @@ class Kernel:
             j = i & ((1 << int(log_n)) - 1)
             flat_out[i - j + int(format(j, f"0{int(log_n)}b")[::-1] or "0", 2)] = flat_in[i]
 
+    def bitrev_tiles256(self, grid, smem, src, out, tiles, log_n):
+        side = 1 << BITREV256_TILE_BITS
+        assert smem == 32 * side * (side + 1) and int(tiles) * side * side == src.size // 4
+        self.bitrev_permute256(grid, 0, src, out, src.size // 4, log_n)
+
     def scale_by_powers256(self, grid, smem, src, out, total, log_n, low, high, bits):
         f, bits = self.field, int(bits)
         values = ints(f, src)
@@ -161,7 +166,7 @@ def engine(monkeypatch, request):
     return Planned(gpu_zk.CupyFieldNTT(), direct_max_log=request.param)
 
 
-@pytest.mark.parametrize("log_n,batch", [(1, 3), (4, 2), (12, 1)])
+@pytest.mark.parametrize("log_n,batch", [(1, 3), (4, 2), (8, 2), (12, 1)])
 def test_host_side_with_modelled_kernels(engine, log_n, batch):
     rng = np.random.default_rng()
     cpu = NumpyFieldNTT()

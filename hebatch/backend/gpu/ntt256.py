@@ -26,6 +26,7 @@ from ...field import BLS12_377_FR, BLS12_381_FR, BN254_FR, PrimeField
 from ..cache import TABLES, instance_tokens
 from ..interface import FieldNTT
 from ..kernels import (
+    BITREV256_TILE_BITS,
     GRID256_PARAMS,
     NTT256_LOG_BLOCK,
     NTT256_PASS_PARAMS,
@@ -184,10 +185,11 @@ class CupyFieldNTT(FieldNTT):
             f"field_ops256<{s}>",
             "bitrev_permute256",
             f"twiddle_grid256<{s}>",
+            "bitrev_tiles256",
         )
         module = load_module("ntt256.cu", defines=self.defines, name_expressions=names)
         kernels = {
-            key: module.get_function(nm) for key, nm in zip(("dif", "dit", "scale", "ops", "bitrev", "grid"), names)
+            key: module.get_function(nm) for key, nm in zip(("dif", "dit", "scale", "ops", "bitrev", "grid", "bitrev_tiles"), names)
         }
         for key in ("dif", "dit"):  # blocks of up to 2^NTT256_LOG_BLOCK elements of 32 bytes (64 KiB)
             kernels[key].max_dynamic_shared_size_bytes = 32 << NTT256_LOG_BLOCK
@@ -273,9 +275,20 @@ class CupyFieldNTT(FieldNTT):
 
     def _bitrev(self, src, out, field):
         batch, n, _ = src.shape
-        total = batch * n
-        blocks = elementwise_blocks(total, THREADS, self.xp.cuda.Device().id)
-        self._module(field)["bitrev"]((blocks,), (THREADS,), (src, out, np.int64(total), np.int32(n.bit_length() - 1)))
+        log_n, total = n.bit_length() - 1, batch * n
+        device = self.xp.cuda.Device().id
+        if log_n >= 2 * BITREV256_TILE_BITS:
+            tiles = total >> (2 * BITREV256_TILE_BITS)
+            side = 1 << BITREV256_TILE_BITS
+            self._module(field)["bitrev_tiles"](
+                (elementwise_blocks(tiles * THREADS, THREADS, device),),
+                (THREADS,),
+                (src, out, np.int64(tiles), np.int32(log_n)),
+                shared_mem=32 * side * (side + 1),
+            )
+            return
+        blocks = elementwise_blocks(total, THREADS, device)
+        self._module(field)["bitrev"]((blocks,), (THREADS,), (src, out, np.int64(total), np.int32(log_n)))
 
     @staticmethod
     def _check_plan(plan, x):
