@@ -189,7 +189,8 @@ class CupyFieldNTT(FieldNTT):
         )
         module = load_module("ntt256.cu", defines=self.defines, name_expressions=names)
         kernels = {
-            key: module.get_function(nm) for key, nm in zip(("dif", "dit", "scale", "ops", "bitrev", "grid", "bitrev_tiles"), names)
+            key: module.get_function(nm)
+            for key, nm in zip(("dif", "dit", "scale", "ops", "bitrev", "grid", "bitrev_tiles"), names)
         }
         for key in ("dif", "dit"):  # blocks of up to 2^NTT256_LOG_BLOCK elements of 32 bytes (64 KiB)
             kernels[key].max_dynamic_shared_size_bytes = 32 << NTT256_LOG_BLOCK
