@@ -13,7 +13,7 @@ import pytest
 
 from hebatch.backend.cpu.ntt256 import NumpyFieldNTT
 from hebatch.backend.gpu import ntt256 as gpu_zk
-from hebatch.backend.kernels import KERNEL_DEFINES
+from hebatch.backend.kernels import BITREV256_TILE_BITS, KERNEL_DEFINES
 from hebatch.field import BLS12_377_FR, BLS12_381_FR, BN254_FR
 from hebatch.ntt.launch import FIELD_DIRECT_TWIDDLE_MAX_LOG
 
@@ -60,6 +60,9 @@ HOST_KERNELS(BLS12_377Fr, 2)
 extern "C" void host_bitrev(unsigned g, unsigned b, const Fe* in, Fe* out, long long total, int log_n) {
     run_grid(g, b, [=] { bitrev_permute256(in, out, total, log_n); });
 }
+extern "C" void host_bitrev_tiles(unsigned g, unsigned b, const Fe* in, Fe* out, long long tiles, int log_n) {
+    run_grid(g, b, [=] { bitrev_tiles256(in, out, tiles, log_n); });
+}
 """
 )
 
@@ -97,6 +100,8 @@ class HostKernel:
             )
         elif base == "bitrev_permute256":
             fn = self.lib.host_bitrev
+        elif base == "bitrev_tiles256":
+            fn = self.lib.host_bitrev_tiles
         else:
             fn = getattr(
                 self.lib,
@@ -141,6 +146,36 @@ def test_kernel_source_on_host_threads_matches_cpu(engine, log_n, batch):
             assert (np.asarray(got) == cpu.forward(x, field, w, inp, outp)).all(), (field.name, inp, outp)
             got = engine.inverse(x.view(FakeArray), field, w, inp, outp)
             assert (np.asarray(got) == cpu.inverse(x, field, w, inp, outp)).all(), (field.name, inp, outp)
+
+
+def test_kernel_source_on_host_threads_same_orders_through_tiles(engine):
+    """natural -> natural and bitrev -> bitrev at a size whose permutation runs in shared-memory tiles."""
+    rng = np.random.default_rng()
+    cpu = NumpyFieldNTT()
+    field = FIELDS[list(FIELDS)[int(rng.integers(3))]]
+    n = 1 << max(9, 2 * BITREV256_TILE_BITS)
+    x = random_elements(rng, field, (2, n))
+    w = field.root_of_unity(n)
+    for order in ("natural", "bitrev"):
+        got = engine.forward(x.view(FakeArray), field, w, order, order)
+        assert (np.asarray(got) == cpu.forward(x, field, w, order, order)).all(), (field.name, order)
+
+
+@pytest.mark.parametrize("batch,log_n,grid", [(1, 2 * BITREV256_TILE_BITS, 1), (3, 9, 2), (2, 11, 5)])
+def test_bitrev_tiles_matches_the_permutation(lib, batch, log_n, grid):
+    """Tiles against the permutation computed in NumPy; with fewer blocks than tiles, each block takes
+    several tiles in turn and reuses its shared tile."""
+    rng = np.random.default_rng()
+    n = 1 << log_n
+    x = rng.integers(0, 2**64, size=(batch, n, 4), dtype=np.uint64)
+    out = np.zeros_like(x)
+    HostKernel(lib, "bitrev_tiles256")(
+        (grid,), (gpu_zk.THREADS,), (x, out, np.int64(batch * n >> (2 * BITREV256_TILE_BITS)), np.int32(log_n))
+    )
+    perm = np.array([int(format(i, f"0{log_n}b")[::-1], 2) for i in range(n)])
+    want = np.empty_like(x)
+    want[:, perm] = x
+    assert (out == want).all()
 
 
 def test_kernel_source_on_host_threads_other_kernels(engine):
