@@ -1,6 +1,7 @@
 // Modular arithmetic for hebatch's kernels. No system headers: compiles with NVRTC and nvcc.
 //
-// Three reduction kinds, each a struct with the same interface so kernels are templated on it:
+// Three reduction kinds, each a struct with the interface the NTT kernels are templated on (ct, mul_tw,
+// mul, reduce); Mod64 also has add and sub for the RNS kernels:
 //   Mod64     q < 2^62, uint64 words. Butterflies keep values lazily in [0, 4q) (Harvey); twiddles are
 //             multiplied with an estimate of Shoup's quotient; general products use the Barrett variant of
 //             Shivdikar et al. (mu = floor(2^(2m+1)/q), at most one correction).
@@ -98,11 +99,6 @@ struct Goldilocks {
     }
     __device__ __forceinline__ T mul(T a, T b) const { return reduce128(a * b, __umul64hi(a, b)); }
     __device__ __forceinline__ T mul_tw(T x, const Tw& t) const { return mul(x, t.w); }
-    __device__ __forceinline__ T add(T a, T b) const {
-        u64 s = a + b;
-        return (s < a || s >= P) ? s - P : s;
-    }
-    __device__ __forceinline__ T sub(T a, T b) const { return a >= b ? a - b : a - b + P; }
     // Cooley-Tukey butterfly on lazy values: any x, y < 2^64 stand for their residues mod P. With b < P,
     // a + b wraps at most once and one 2^64 = EPS correction cannot wrap again (a + b - 2^64 < P), and
     // a - b + P >= 0 undoes a borrow; no comparison with P is needed until reduce().
@@ -147,9 +143,4 @@ struct Mod32 {
         u32 r = (u32)(x - quot * q);
         return r >= q ? r - q : r;
     }
-    __device__ __forceinline__ T add(T a, T b) const {
-        T s = a + b;
-        return s >= q ? s - q : s;
-    }
-    __device__ __forceinline__ T sub(T a, T b) const { return a >= b ? a - b : a + q - b; }
 };
