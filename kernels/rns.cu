@@ -34,19 +34,31 @@ __device__ __forceinline__ u64 shoup_mul(u64 x, const Tw64& t, u64 q) {
     return r >= q ? r - q : r;
 }
 
-// A sum of up to 2^64 products of two words below 2^64, kept exactly in 192 bits.
-struct Acc192 {
-    u128 low;
-    u64 top;
-    __device__ __forceinline__ Acc192() : low(0), top(0) {}
+// A sum of up to 2^32 products of two words below 2^64, kept exactly in 160 bits: lo + mid 2^64 + top 2^128.
+// On the device one carry chain per product (mad.lo, madc.hi, addc: the carry flag never leaves the asm
+// statement); host builds run the C++ twin below it.
+struct ProductSum {
+    u64 lo, mid;
+    u32 top;
+    __device__ __forceinline__ ProductSum() : lo(0), mid(0), top(0) {}
     __device__ __forceinline__ void add_product(u64 a, u64 b) {
+#ifdef __CUDA_ARCH__
+        asm("mad.lo.cc.u64 %0, %3, %4, %0;\n\t"
+            "madc.hi.cc.u64 %1, %3, %4, %1;\n\t"
+            "addc.u32 %2, %2, 0;"
+            : "+l"(lo), "+l"(mid), "+r"(top)
+            : "l"(a), "l"(b));
+#else
         const u128 p = (u128)a * b;
-        low += p;
+        const u128 low = ((u128)mid << 64 | lo) + p;
         top += low < p ? 1 : 0;
+        lo = (u64)low;
+        mid = (u64)(low >> 64);
+#endif
     }
     // The sum mod q; r128 = 2^128 mod q carries the top word in.
     __device__ __forceinline__ u64 reduce(u64 q, const WideRatio& r, u64 r128) const {
-        u64 v = wide_reduce((u64)(low >> 64), (u64)low, q, r);
+        u64 v = wide_reduce(mid, lo, q, r);
         if (top) {
             const u128 t = (u128)(top % q) * r128 + v;
             v = wide_reduce((u64)(t >> 64), (u64)t, q, r);
@@ -54,6 +66,37 @@ struct Acc192 {
         return v;
     }
 };
+
+// Destination rows of a base conversion done together: each pass over the source values feeds this many
+// sums, so a source value is read once per tile rather than once per destination (a tuning knob).
+#ifndef RNS_CONV_TILE
+#define RNS_CONV_TILE 4
+#endif
+
+// For j < rows: out(j, sum_i y_i * factors[j][i] mod consts[j].q), factors row-major [rows][count].
+template <class Out>
+__device__ __forceinline__ void dot_rows(const u64* y, int count, const u64* __restrict__ factors, int rows,
+                                         const ModConst* __restrict__ consts, const WideRatio* __restrict__ ratios,
+                                         const u64* __restrict__ r128, Out&& out) {
+    for (int j0 = 0; j0 < rows; j0 += RNS_CONV_TILE) {
+        ProductSum acc[RNS_CONV_TILE];
+        const u64* f = factors + (long long)j0 * count;
+        for (int i = 0; i < count; ++i) {
+            const u64 v = y[i];
+#pragma unroll
+            for (int d = 0; d < RNS_CONV_TILE; ++d) {
+                // rows past the last repeat it; their sums are dropped below
+                const int row = j0 + d < rows ? d : rows - 1 - j0;
+                acc[d].add_product(v, f[(long long)row * count + i]);
+            }
+        }
+#pragma unroll
+        for (int d = 0; d < RNS_CONV_TILE; ++d) {
+            const int j = j0 + d;
+            if (j < rows) out(j, acc[d].reduce(consts[j].q, ratios[j], r128[j]));
+        }
+    }
+}
 
 #define ROWS_LOOP(rows)                                                            \
     for (long long row = blockIdx.y; row < (rows); row += gridDim.y)
@@ -171,7 +214,8 @@ extern "C" __global__ void rns_centered_lift(LIFT_ARGS) { lift<2>(LIFT_PASS); }
 // Fast base conversion: x (batch, src_limbs, n) -> out (batch, dst_limbs, n),
 //   out_j = sum_i [x_i * qhat_inv_i]_{q_i} * qhat_ij  mod p_j,  qhat_ij = (Q / q_i) mod p_j.
 // One thread per (batch item, coefficient): the src_limbs scaled residues are computed once, then
-// each destination sum is accumulated exactly (192 bits) and reduced once.
+// each destination sum is accumulated exactly (ProductSum, RNS_CONV_TILE destinations per pass over
+// the residues) and reduced once.
 // ------------------------------------------------------------------------------------------------
 extern "C" __global__ void rns_base_convert(u64* __restrict__ out, const u64* __restrict__ x, long long x_bs,
                                             long long batch, int src_limbs, int dst_limbs, long long n,
@@ -187,12 +231,8 @@ extern "C" __global__ void rns_base_convert(u64* __restrict__ out, const u64* __
         COLS_LOOP(n) {
             u64 y[RNS_MAX_SRC];
             for (int i = 0; i < src_limbs; ++i) y[i] = shoup_mul(px[i * n + col], qhat_inv[i], src_consts[i].q);
-            for (int j = 0; j < dst_limbs; ++j) {
-                const u64* c = qhat_mod_p + (long long)j * src_limbs;
-                Acc192 acc;
-                for (int i = 0; i < src_limbs; ++i) acc.add_product(y[i], c[i]);
-                po[j * n + col] = acc.reduce(dst_consts[j].q, dst_ratios[j], dst_r128[j]);
-            }
+            dot_rows(y, src_limbs, qhat_mod_p, dst_limbs, dst_consts, dst_ratios, dst_r128,
+                     [&](int j, u64 v) { po[j * n + col] = v; });
         }
     }
 }
@@ -222,7 +262,7 @@ __device__ __forceinline__ void inner_product_body(u64* __restrict__ out, const 
         const u64* pk = key + l * n;
         u64* po = out + bi * PARTS * part_stride + l * n;
         COLS_LOOP(n) {
-            Acc192 acc[PARTS];
+            ProductSum acc[PARTS];
             for (int k = 0; k < digits; ++k) {
                 const u64 v = px[k * x_ks + col];
 #pragma unroll
@@ -255,7 +295,7 @@ extern "C" __global__ void rns_inner_product(u64* __restrict__ out, const u64* _
 
 // sum_i y_i * c_i mod q, exactly.
 __device__ __forceinline__ u64 dot_mod(const u64* y, const u64* c, int count, u64 q, const WideRatio& r, u64 r128) {
-    Acc192 acc;
+    ProductSum acc;
     for (int i = 0; i < count; ++i) acc.add_product(y[i], c[i]);
     return acc.reduce(q, r, r128);
 }
@@ -338,12 +378,11 @@ extern "C" __global__ void rns_behz_extend(u64* __restrict__ out, const u64* __r
             const u64 y_mt = dot_mod(y, factors + (long long)dst_limbs * src_limbs, src_limbs, mt,
                                      dst_ratios[dst_limbs], dst_r128[dst_limbs]);
             const u64 r = shoup_mul(y_mt, neg_q_inv_mt, mt);
-            for (int j = 0; j < dst_limbs; ++j) {
+            dot_rows(y, src_limbs, factors, dst_limbs, dst_consts, dst_ratios, dst_r128, [&](int j, u64 yj) {
                 const Mod64 M(dst_consts[j]);
-                const u64 yj = dot_mod(y, factors + (long long)j * src_limbs, src_limbs, M.q, dst_ratios[j], dst_r128[j]);
                 const u64 lifted = centered_mod(r, mt, M.q, dst_ratios[j]);
                 po[j * n + col] = shoup_mul(M.add(yj, M.mul(lifted, q_mod_dst[j])), m_inv[j], M.q);
-            }
+            });
         }
     }
 }
@@ -366,12 +405,11 @@ extern "C" __global__ void rns_behz_floor(u64* __restrict__ out, const u64* __re
         COLS_LOOP(n) {
             u64 y[RNS_MAX_SRC];
             for (int i = 0; i < src_limbs; ++i) y[i] = shoup_mul(pq[i * n + col], src_w[i], src_consts[i].q);
-            for (int j = 0; j < dst_limbs; ++j) {
+            dot_rows(y, src_limbs, factors, dst_limbs, dst_consts, dst_ratios, dst_r128, [&](int j, u64 conv) {
                 const Mod64 M(dst_consts[j]);
-                const u64 conv = dot_mod(y, factors + (long long)j * src_limbs, src_limbs, M.q, dst_ratios[j], dst_r128[j]);
                 const u64 td = shoup_mul(pb[j * n + col], t_dst[j], M.q);
                 po[j * n + col] = shoup_mul(M.sub(td, conv), q_inv[j], M.q);
-            }
+            });
         }
     }
 }
@@ -401,12 +439,11 @@ extern "C" __global__ void rns_behz_sk(u64* __restrict__ out, const u64* __restr
             const u64 c_msk = dot_mod(y, factors + (long long)dst_limbs * src_limbs, src_limbs, Ms.q,
                                       dst_ratios[dst_limbs], dst_r128[dst_limbs]);
             const u64 alpha = shoup_mul(Ms.sub(c_msk, px[src_limbs * n + col]), mb_inv_msk, Ms.q);
-            for (int j = 0; j < dst_limbs; ++j) {
+            dot_rows(y, src_limbs, factors, dst_limbs, dst_consts, dst_ratios, dst_r128, [&](int j, u64 c) {
                 const Mod64 M(dst_consts[j]);
-                const u64 c = dot_mod(y, factors + (long long)j * src_limbs, src_limbs, M.q, dst_ratios[j], dst_r128[j]);
                 const u64 lifted = centered_mod(alpha, Ms.q, M.q, dst_ratios[j]);
                 po[j * n + col] = M.sub(c, M.mul(lifted, mb_mod_dst[j]));
-            }
+            });
         }
     }
 }

@@ -43,7 +43,7 @@ def test_lifts(ops, cpu, lead, limbs, n):
     )
 
 
-@pytest.mark.parametrize("src_limbs, dst_limbs", [(1, 2), (3, 4), (8, 9), (20, 3)])
+@pytest.mark.parametrize("src_limbs, dst_limbs", [(1, 2), (3, 4), (8, 9), (20, 3), (5, 8), (6, 17)])
 def test_base_convert(ops, cpu, src_limbs, dst_limbs):
     n = 64
     both = rns_checks.moduli_for(n, src_limbs + dst_limbs)
