@@ -80,10 +80,11 @@ def profile_steps(ctx, fn, inputs, repeats):
     """Median host and GPU microseconds per step name over `repeats` calls (per call: summed over the
     calls of that step)."""
     timer = StepTimer()
-    ops, ntt, intt = ctx.ops, ring_module.ntt, ring_module.intt  # a Context(graphs=False)
+    ops, ntt, intt, digits = ctx.ops, ring_module.ntt, ring_module.intt, ring_module.ntt_digits  # graphs=False
     ctx.ops = TimedOps(ops, timer)
     ring_module.ntt = timer.wrap("ring_ntt", ntt)
     ring_module.intt = timer.wrap("ring_intt", intt)
+    ring_module.ntt_digits = timer.wrap("ring_ntt_digits", digits)
     per_call = []
     try:
         for i in range(repeats):
@@ -103,7 +104,7 @@ def profile_steps(ctx, fn, inputs, repeats):
                 )
             )
     finally:
-        ctx.ops, ring_module.ntt, ring_module.intt = ops, ntt, intt
+        ctx.ops, ring_module.ntt, ring_module.intt, ring_module.ntt_digits = ops, ntt, intt, digits
     calls = per_call[1:]  # the first call warms caches
     names = calls[0][2].keys()
     return dict(

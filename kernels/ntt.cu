@@ -63,6 +63,7 @@ struct NttPassParams {
     int z_bits, alpha, beta, gamma, delta;
     int p_bits, post_by_output;  // post factor index: the output position (1) or k (0)
     int keep_positions;        // merge non-last passes: store at the positions of the in-place transform
+    int in_spread;             // input row of row r: r / in_spread (> 1: one input row feeds in_spread rows)
 };
 
 // The parameters of twiddle_grid (TWIDDLE_GRID_PARAMS of hebatch/backend/kernels.py).
@@ -169,6 +170,7 @@ __global__ void __launch_bounds__((1 << (LOG_NP + LOG_LANES - LOG_R)), 1)
     const int beta = prm.beta, gamma = prm.gamma, delta = prm.delta;
     const int p_bits = prm.p_bits, post_by_output = prm.post_by_output;
     const int keep_positions = prm.keep_positions;
+    const int in_spread = prm.in_spread;
     const ModConst* __restrict__ consts = prm.consts;
     const typename A::Tw* __restrict__ tw = prm.tw;
     const typename A::Tw* __restrict__ zh = prm.zh;
@@ -218,7 +220,7 @@ __global__ void __launch_bounds__((1 << (LOG_NP + LOG_LANES - LOG_R)), 1)
             out_base = row * n + v;
         }
     }
-    const long long in_base = row * n + o * NP * d_i + i;
+    const long long in_base = (in_spread == 1 ? row : row / in_spread) * n + o * NP * d_i + i;
     const int limb = (int)(row % limbs);
     const A arith(consts[limb]);
     const Tw* table = tw + limb * tw_stride;

@@ -134,7 +134,7 @@ def emulate_pass(ln, src, in2, dst, prm, memory, arith_kind):
             o = bitrev(v, log_do) if log_do else np.zeros(T, dtype=np.int64)
             out_base = row * n + v
     assert (row < rows).all()
-    in_base = row * n + o * NP * d_i + i
+    in_base = row // int(prm["in_spread"]) * n + o * NP * d_i + i
     limb = row % limbs
     q = consts["q"][limb].astype(U64)
     ar = Arith(arith_kind, q, consts["mu"][limb].astype(U64), consts["m"][limb].astype(U64))

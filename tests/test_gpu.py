@@ -9,6 +9,7 @@ import pytest
 
 import hebatch as hb
 from hebatch.field import default_root
+from hebatch.ntt import ntt_spread
 
 from .oracle import random_residues
 
@@ -101,6 +102,19 @@ def test_gpu_rns_mixed_kinds_and_polymul():
         b = batch(Q60[:1], 1, 1 << log_n, np.uint64)[:, 0]
         got = hb.polymul(cp.asarray(a), cp.asarray(b), Q60[0]).get()
         assert (got == hb.polymul(a, b, Q60[0])).all()
+
+
+@pytest.mark.parametrize("bits", [(59, 60, 60), (54, 55), (40, 60)])  # unreduced first pass; (40, 60): the copy
+def test_gpu_ntt_spread_equals_cpu(bits):
+    rng = np.random.default_rng()
+    moduli = [hb.ntt_primes(b, 2**17, 3)[k] for k, b in enumerate(bits)]
+    for log_n in (6, 12, 14, 16):
+        n = 1 << log_n
+        x = rng.integers(0, max(moduli), size=(2, 5, n), dtype=np.uint64)
+        want = hb.ntt(x[..., None, :] % np.array(moduli, dtype=np.uint64)[:, None], moduli, negacyclic=True)
+        got = ntt_spread(cp.asarray(x), moduli, negacyclic=True)
+        assert got.shape == (2, 5, len(moduli), n)
+        assert (got.get() == want).all(), log_n
 
 
 def test_gpu_streams_inplace_and_untouched_input():

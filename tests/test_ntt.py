@@ -234,3 +234,46 @@ def test_property_linearity(q, log_n, negacyclic, seed, scalar):
     fa, fb = hb.ntt(a, q, negacyclic=negacyclic), hb.ntt(b, q, negacyclic=negacyclic)
     expected = [(c * int(u) + int(v)) % q for u, v in zip(fa, fb)]
     assert hb.ntt(mixed, q, negacyclic=negacyclic).tolist() == expected
+
+
+def test_ntt_spread_is_the_transform_of_each_row_on_every_limb():
+    from hebatch.ntt import ntt_spread
+
+    rng = np.random.default_rng()
+    moduli = [hb.ntt_primes(40, 2**12, 1)[0]] + hb.ntt_primes(60, 2**12, 2)
+    n = 64
+    x = rng.integers(0, max(moduli), size=(3, n), dtype=np.uint64)
+    got = ntt_spread(x, moduli, negacyclic=True)
+    assert got.shape == (3, len(moduli), n)
+    for b in range(3):
+        for limb, q in enumerate(moduli):
+            row = [int(v) % q for v in x[b]]
+            psi = default_root(q, n, True)
+            want = [sum(v * pow(psi, j * (2 * k + 1), q) for j, v in enumerate(row)) % q for k in range(n)]
+            assert [int(v) for v in got[b, limb]] == want
+    with pytest.raises(ValueError):
+        ntt_spread(x[:, :48], moduli)
+
+
+def test_intt_product_is_the_inverse_of_the_pointwise_product(xp):
+    from hebatch.ntt import intt_product
+
+    rng = np.random.default_rng()
+    moduli = hb.ntt_primes(60, 2**12, 2)
+    n = 256
+    q = np.array(moduli, dtype=np.uint64)[:, None]
+    a = rng.integers(0, 2**63, size=(3, 2, n), dtype=np.uint64) % q
+    b = rng.integers(0, 2**63, size=(3, 2, n), dtype=np.uint64) % q
+    for bb in (b, b[1]):  # b of a's shape, and one b for every item
+        prod = np.array(
+            [
+                [[int(x) * int(y) % int(m) for x, y in zip(ra, rb)] for ra, rb, m in zip(ia, ib, moduli)]
+                for ia, ib in zip(a, np.broadcast_to(bb, a.shape))
+            ],
+            dtype=np.uint64,
+        )
+        want = hb.intt(prod, moduli, negacyclic=True)
+        got = intt_product(xp.asarray(a), xp.asarray(bb), moduli, negacyclic=True)
+        assert (to_host(got) == want).all()
+    with pytest.raises(ValueError, match="b must have"):
+        intt_product(xp.asarray(a), xp.asarray(b[:, :1]), moduli)

@@ -153,6 +153,28 @@ def test_ntt_pass_on_host_threads_matches_cpu(backend, moduli, dtype, log_n, neg
     assert (fused == want).all()
 
 
+SPREAD_CASES = [
+    # (moduli, log n, algorithm, split): limbs within a factor of 4 (the first pass reads the rows
+    # unreduced, one row for every limb), on a one-pass, a two-pass merge and a 4-step plan; then limbs
+    # too far apart for that (the spread copy)
+    (tuple(ntt_primes(59, 1 << 12, 2)) + Q60, 6, "radix2", None),
+    (tuple(ntt_primes(59, 1 << 12, 1)) + Q60, 8, "radix2", (16, 16)),
+    (tuple(ntt_primes(59, 1 << 12, 2)) + Q60[:1], 8, "4step", (8, 32)),
+    (tuple(ntt_primes(40, 1 << 12, 1)) + Q60, 6, "radix2", None),
+]
+
+
+@pytest.mark.parametrize("moduli,log_n,algorithm,split", SPREAD_CASES)
+def test_forward_spread_on_host_threads_matches_cpu(backend, moduli, log_n, algorithm, split):
+    rng = np.random.default_rng()
+    n = 1 << log_n
+    plan = make_plan(n, moduli, tuple(default_root(q, n, True) for q in moduli), True, algorithm, split)
+    x = rng.integers(0, max(moduli), size=(3, n), dtype=np.uint64)
+    x[0, :4] = [0, min(moduli), max(moduli) - 1, 4 * min(moduli) % max(moduli)]  # above the smaller limbs
+    want = NumpyBackend().forward(x[:, None, :] % np.array(moduli, dtype=np.uint64)[:, None], plan)
+    assert (backend.forward_spread(x.view(FakeArray), plan) == want).all()
+
+
 def test_twiddle_grid_on_host_threads_matches_cpu(backend):
     rng = np.random.default_rng()
     q = Q60[0]

@@ -86,6 +86,18 @@ class WordNTT(abc.ABC):
         """inverse(a * b) of two spectra in the internal order (a backend may fuse the product)."""
         return self.inverse(self.pointwise_mul(a, b, plan), plan, natural=False)
 
+    def inverse_product_natural(self, a, b, plan):
+        """inverse(a * b) of two spectra in natural order, b's batch axis broadcast (a backend may fuse the
+        product into the transform)."""
+        return self.inverse(self.pointwise_mul(a, b, plan), plan)
+
+    def forward_spread(self, x, plan):
+        """`forward` of each row of x (batch, n) on every limb of the plan: (batch, limbs, n), row (b, l) the
+        transform over q_l of x[b] mod q_l. Entries of x are below the largest modulus (a backend may feed
+        them to the transform unreduced, without the spread copy)."""
+        moduli = self.xp.asarray(np.array(plan.moduli, dtype=np.uint64))
+        return self.forward(x[:, None, :] % moduli[:, None], plan)
+
 
 class FieldNTT(abc.ABC):
     """Transforms over multi-limb prime fields (256-bit scalar fields of zk provers).

@@ -5,10 +5,13 @@ from .blocks import FourStepSpec, column_block, four_step_spec, row_block, twidd
 from .fields import coset_ntt, lde
 from .plan import NTTPlan, make_plan
 from .validate import TransformArgs, check_entries, check_transform_args
+from .word import intt_product, ntt_spread
 
 __all__ = [
     "ntt",
     "intt",
+    "ntt_spread",
+    "intt_product",
     "polymul",
     "coset_ntt",
     "lde",

@@ -85,3 +85,36 @@ def ntt_natural(
             x[...] = y3.reshape(x.shape)
         return x
     return y3.reshape(x.shape).astype(x.dtype, copy=False)
+
+
+def ntt_spread(x, moduli, *, negacyclic=False):
+    """The forward transform of each row of x (..., n) on every limb of `moduli`: (..., len(moduli), n),
+    row (..., l, :) the transform over moduli[l] of the row mod moduli[l] (natural order, default roots).
+    Entries must be below max(moduli) (not checked; callers hold residues of one of the moduli). Where the
+    backend can, the rows are read once per limb unreduced instead of spread into a copy first."""
+    moduli = list(moduli)
+    backend = get(device_of(x, "x")).ntt
+    shape = tuple(x.shape[:-1]) + (len(moduli), x.shape[-1])
+    args = check_transform_args(shape, x.dtype, moduli, negacyclic=negacyclic)
+    batch = math.prod(x.shape[:-1])
+    x2 = x.reshape(batch, args.n)
+    if x2.dtype != np.uint64:
+        x2 = x2.astype(np.uint64)
+    plan = plan_for(args, backend, batch, np.uint64)
+    return backend.forward_spread(x2, plan).reshape(shape)
+
+
+def intt_product(a, b, moduli, *, negacyclic=False):
+    """The inverse transform of a * b mod each limb, for natural-order spectra a (..., len(moduli), n) and b
+    of a's shape or (len(moduli), n) (its batch broadcast); entries reduced (not checked). Where the
+    backend can, the product is taken in the transform's first pass instead of a pass of its own."""
+    moduli = list(moduli)
+    backend = get(device_of(a, "a")).ntt
+    args = check_transform_args(a.shape, a.dtype, moduli, negacyclic=negacyclic, name="a")
+    if b.shape not in (a.shape, (args.limbs, args.n)):
+        raise ValueError(f"b must have a's shape {a.shape} or ({args.limbs}, {args.n}), got {b.shape}")
+    backend.check_same_device(a, b)
+    a3 = _as_batch(a, args, backend)
+    b3 = b.reshape(-1, args.limbs, args.n).astype(a3.dtype, copy=False)
+    plan = plan_for(args, backend, a3.shape[0], a3.dtype)
+    return backend.inverse_product_natural(a3, b3, plan).reshape(a.shape).astype(a.dtype, copy=False)

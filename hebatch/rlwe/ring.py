@@ -9,6 +9,7 @@ from ..backend import get
 from ..device import resolve_device
 from ..field import is_prime
 from ..ntt import intt as _ring_intt
+from ..ntt import intt_product, ntt_spread
 from ..ntt import ntt as _ring_ntt
 
 
@@ -21,6 +22,12 @@ def ntt(x, moduli):
     """Negacyclic NTT of every limb (the ring Z_q[X]/(X^n + 1)), natural order, on x's device. The
     schemes only transform reduced residues, so the entry scan (a read and, on a GPU, a wait) is skipped."""
     return _ring_ntt(x, list(moduli), negacyclic=True, check=False)
+
+
+def ntt_digits(x, moduli):
+    """ntt of each row of x (..., k, n), entries below max(moduli), on every limb of `moduli`:
+    (..., k, len(moduli), n) (the RNS digits of key switching spread over q and P, transformed)."""
+    return ntt_spread(x, list(moduli), negacyclic=True)
 
 
 def intt(x, moduli):
@@ -44,12 +51,13 @@ def phase(ops, c, s_ntt, moduli):
 
 def masked_phase(ops, c, s_ntt, moduli):
     """The phase without c0: c1 s + c2 s^2 + ... mod every limb, coefficient form (..., len(moduli), n).
-    Horner in s, ((c_{K-1} s + c_{K-2}) s + ...) s, in NTT form, then one inverse transform."""
+    Horner in s, ((c_{K-1} s + c_{K-2}) s + ...) s, in NTT form, then one inverse transform (the last
+    product taken in it)."""
     c_ntt = ntt(c[..., 1:, :, :], moduli)
     acc = c_ntt[..., -1, :, :]
     for k in range(c.shape[-3] - 2, 0, -1):
         acc = ops.add(ops.mul(acc, s_ntt, moduli), c_ntt[..., k - 1, :, :], moduli)
-    return intt(ops.mul(acc, s_ntt, moduli), moduli)
+    return intt_product(acc, s_ntt, list(moduli), negacyclic=True)
 
 
 def lifted(ops, m, t: int, moduli):
@@ -93,6 +101,7 @@ def with_c0(xp, c, c0):
 __all__ = [
     "engine",
     "ntt",
+    "ntt_digits",
     "intt",
     "prime_below",
     "phase",

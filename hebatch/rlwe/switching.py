@@ -12,7 +12,7 @@ def key_switch(ops, q, special: int, c, ksk, add=None):
     the same pass if given."""
     q = tuple(q)
     qp = q + (special,)
-    digits = ring.ntt(ops.reduce(c[..., :, None, :], qp), qp)  # (..., L, L + 1, n): digit j on every limb
+    digits = ring.ntt_digits(c, qp)  # (..., L, L + 1, n): digit j on every limb
     return ops.mod_down(ring.intt(ops.inner_product(digits, ksk, qp), qp), q, special, add)
 
 

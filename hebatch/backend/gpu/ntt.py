@@ -140,9 +140,10 @@ class CupyBackend(WordNTT):
             result[:, sel, :] = part
         return result
 
-    def _program(self, plan, idx, inverse, rows, limbs, word_bits, fuse):
+    def _program(self, plan, idx, inverse, rows, limbs, word_bits, fuse, spread=1):
         """The launches of one transform with every argument but the buffers bound (cached), so a call
-        costs little more than its kernel launches."""
+        costs little more than its kernel launches. spread > 1: the first pass reads input row r // spread
+        for row r (forward_spread)."""
 
         def build():
             host, device = self._tables(plan, idx, inverse, word_bits)
@@ -151,8 +152,9 @@ class CupyBackend(WordNTT):
             consts = self._consts(plan, idx)
             program = []
             for ln in launches:
+                in_spread = spread if ln.src == "x" else 1
                 params = struct_argument(
-                    pass_params(ln, host[ln.pass_index], device[ln.pass_index], consts, rows, plan.n, limbs)
+                    pass_params(ln, host[ln.pass_index], device[ln.pass_index], consts, rows, plan.n, limbs, in_spread)
                 )
                 kernel = module.get_function(ln.name)
                 if ln.smem > 48 * 1024:
@@ -161,16 +163,18 @@ class CupyBackend(WordNTT):
                 program.append((kernel, (ln.grid,), (ln.block,), ln.smem, ln.src, ln.dst, ln.template[-1], params))
             return program, (consts, device)
 
-        return self._cached(plan, ("program", idx, inverse, rows, limbs, word_bits, fuse), build)
+        return self._cached(plan, ("program", idx, inverse, rows, limbs, word_bits, fuse, spread), build)
 
-    def _run_group(self, x, in2, out, plan, idx, inverse):
-        rows, limbs = x.shape[0] * x.shape[1], x.shape[1]
+    def _run_group(self, x, in2, out, plan, idx, inverse, spread=1):
+        """The transform of one limb group into out (batch, limbs, n); x has out's shape, or (batch, n) when
+        spread (= limbs) rows of out read each of its rows."""
+        rows, limbs = out.shape[0] * out.shape[1], out.shape[1]
         if rows == 0:
             return out
-        program, _tables = self._program(plan, idx, inverse, rows, limbs, WORD_BITS[x.dtype], in2 is not None)
+        program, _tables = self._program(plan, idx, inverse, rows, limbs, WORD_BITS[x.dtype], in2 is not None, spread)
         buffers = {"x": x, "out": out}
         if len(program) > 1:
-            buffers["tmp"] = self.xp.empty_like(x)
+            buffers["tmp"] = self.xp.empty_like(out)
         for kernel, grid, block, smem, src, dst, fused, params in program:
             source = buffers[src]
             kernel(grid, block, (source, in2 if fused else source, buffers[dst], params), shared_mem=smem)
@@ -181,6 +185,19 @@ class CupyBackend(WordNTT):
 
     def inverse(self, y, plan, *, natural=True, out=None):
         return self._run(y, plan, inverse=True, out=out)
+
+    def inverse_product_natural(self, a, b, plan):
+        return self.inverse_product(a, b, plan)  # the internal order is the natural one
+
+    def forward_spread(self, x, plan):
+        """The first pass reads each row of x for every limb, unreduced, when Mod64 butterflies accept every
+        entry below max(q) on every limb (they take inputs in [0, 4q)); otherwise the spread copy."""
+        groups = plan.limb_groups
+        if len(groups) > 1 or groups[0][1] or x.dtype != np.uint64 or max(plan.moduli) > 4 * min(plan.moduli):
+            return super().forward_spread(x, plan)
+        out = self.xp.empty((x.shape[0], plan.limbs, plan.n), dtype=np.uint64)
+        self._run_group(self.xp.ascontiguousarray(x), None, out, plan, groups[0][0], False, spread=plan.limbs)
+        return out
 
     def inverse_product(self, a, b, plan):
         """inverse(a * b) with the pointwise product fused into the first pass's loads."""
@@ -285,12 +302,14 @@ def _width(table) -> int:
     return 0 if table is None else table.shape[1]
 
 
-def pass_params(ln, tables: dict, device_tables: dict, consts, rows: int, n: int, limbs: int) -> np.ndarray:
+def pass_params(
+    ln, tables: dict, device_tables: dict, consts, rows: int, n: int, limbs: int, in_spread: int = 1
+) -> np.ndarray:
     """struct NttPassParams of one ntt_pass launch `ln` (hebatch.ntt.launch.Launch) over `rows` rows of n
-    elements (row r on limb r % limbs): its geometry, the scalars and table widths of the pass's host
-    `tables`, and the addresses of its `device_tables` (arrays by name, with the same layout as the host
-    ones) and of the limbs' ModConst rows `consts`. Tables a pass does not read point at its
-    sub-transform table."""
+    elements (row r on limb r % limbs, reading input row r // in_spread): its geometry, the scalars and
+    table widths of the pass's host `tables`, and the addresses of its `device_tables` (arrays by name,
+    with the same layout as the host ones) and of the limbs' ModConst rows `consts`. Tables a pass does
+    not read point at its sub-transform table."""
     g = ln.geometry
     sub = device_tables["sub"]
     c_p, alpha, beta, gamma, delta = tables["exponent"]
@@ -328,4 +347,5 @@ def pass_params(ln, tables: dict, device_tables: dict, consts, rows: int, n: int
         p_bits=tables["post_bits"],
         post_by_output=tables["post_by_output"],
         keep_positions=g["keep_positions"],
+        in_spread=in_spread,
     )
