@@ -147,9 +147,21 @@ __device__ __forceinline__ void ntt_steps(typename A::T (&x)[1 << LOG_R], typena
     }
 }
 
+// Registers per thread that ntt_pass may use at most, through its launch bounds' blocks per SM (a tuning
+// knob; 255 leaves the compiler free). At 128 the 64-bit passes that used up to 168 fit without spills and
+// one more block per SM: on the H100, 2^12 x 4096 went 0.81x / 0.85x (forward / inverse) and 2^24 0.97x /
+// 0.90x of their time without the limit (benchmarks/results/ntt-max-regs-ab-H100-80GB-HBM3-2026-11-26.json).
+#ifndef NTT_MAX_REGS
+#define NTT_MAX_REGS 128
+#endif
+constexpr int ntt_min_blocks(int threads) {
+    return 65536 / (threads * NTT_MAX_REGS) > 1 ? 65536 / (threads * NTT_MAX_REGS) : 1;
+}
+
 template <class A, int LOG_NP, int LOG_LANES, int LOG_R, int LANE_MODE, bool LAST, int TW_MODE, int POST_MODE,
           bool FUSE>
-__global__ void __launch_bounds__((1 << (LOG_NP + LOG_LANES - LOG_R)), 1)
+__global__ void __launch_bounds__((1 << (LOG_NP + LOG_LANES - LOG_R)),
+                                  ntt_min_blocks(1 << (LOG_NP + LOG_LANES - LOG_R)))
     ntt_pass(const typename A::T* __restrict__ in, const typename A::T* __restrict__ in2,
              typename A::T* __restrict__ out, KERNEL_PARAMS NttPassParams<typename A::Tw> prm) {
     static_assert((1 << (LOG_NP + LOG_LANES - LOG_R)) <= NTT_MAX_THREADS, "more threads than a block may have");
