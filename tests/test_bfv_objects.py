@@ -32,6 +32,8 @@ def test_presets(name, log_qp):
     assert len(set(p.q + (p.special,))) == len(p.q) + 1
     assert p.t % (2 * p.n) == 1 and hb.field.is_prime(p.t)
     assert p.fingerprint == bfv.Params.preset(name).fingerprint and len(p.fingerprint) == 16
+    # key switching's digits go to the NTT unreduced (CupyBackend.forward_spread) only within a factor of 4
+    assert max(p.q + (p.special,)) <= 4 * min(p.q + (p.special,))
 
 
 def test_custom_params_and_fingerprint():

@@ -93,10 +93,12 @@ class WordNTT(abc.ABC):
 
     def forward_spread(self, x, plan):
         """`forward` of each row of x (batch, n) on every limb of the plan: (batch, limbs, n), row (b, l) the
-        transform over q_l of x[b] mod q_l. Entries of x are below the largest modulus (a backend may feed
-        them to the transform unreduced, without the spread copy)."""
-        moduli = self.xp.asarray(np.array(plan.moduli, dtype=np.uint64))
-        return self.forward(x[:, None, :] % moduli[:, None], plan)
+        transform over q_l of x[b] mod q_l. Entries of x are below the largest modulus. Here the RNS
+        engine's reduction makes the spread copy first; a backend may feed the entries to the transform
+        unreduced instead."""
+        from . import get
+
+        return self.forward(get(self.name).rns.reduce(x[:, None, :], plan.moduli), plan)
 
 
 class FieldNTT(abc.ABC):

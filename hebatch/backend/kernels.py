@@ -36,6 +36,8 @@ NTT256_LOG_BLOCK = 11
 # with T = 4 natural -> natural came within 10% of natural -> bit-reversed (H100, 2026-11-26,
 # benchmarks/results/zk-bitrev-tiles-ab-H100-80GB-HBM3-2026-11-26.json)
 BITREV256_TILE_BITS = 4
+# its shared memory: a tile of 32-byte elements with rows padded by one element (kernels/ntt256.cu)
+BITREV256_TILE_SMEM = 32 * (1 << BITREV256_TILE_BITS) * ((1 << BITREV256_TILE_BITS) + 1)
 
 # -D defines of each kernel file, added to its compile options by the loader (and by the prebuild tool)
 KERNEL_DEFINES = {

@@ -191,13 +191,10 @@ class CupyBackend(WordNTT):
 
     def forward_spread(self, x, plan):
         """The first pass reads each row of x for every limb, unreduced, when Mod64 butterflies accept every
-        entry below max(q) on every limb (they take inputs in [0, 4q)); otherwise the RNS engine's reduction
-        kernel makes the spread copy first."""
+        entry below max(q) on every limb (they take inputs in [0, 4q)); otherwise the spread copy."""
         groups = plan.limb_groups
         if len(groups) > 1 or groups[0][1] or x.dtype != np.uint64 or max(plan.moduli) > 4 * min(plan.moduli):
-            from .. import get
-
-            return self.forward(get("gpu").rns.reduce(x[:, None, :], plan.moduli), plan)
+            return super().forward_spread(x, plan)
         out = self.xp.empty((x.shape[0], plan.limbs, plan.n), dtype=np.uint64)
         self._run_group(self.xp.ascontiguousarray(x), None, out, plan, groups[0][0], False, spread=plan.limbs)
         return out

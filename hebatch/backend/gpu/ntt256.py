@@ -27,6 +27,7 @@ from ..cache import TABLES, instance_tokens
 from ..interface import FieldNTT
 from ..kernels import (
     BITREV256_TILE_BITS,
+    BITREV256_TILE_SMEM,
     GRID256_PARAMS,
     NTT256_LOG_BLOCK,
     NTT256_PASS_PARAMS,
@@ -280,12 +281,11 @@ class CupyFieldNTT(FieldNTT):
         device = self.xp.cuda.Device().id
         if log_n >= 2 * BITREV256_TILE_BITS:
             tiles = total >> (2 * BITREV256_TILE_BITS)
-            side = 1 << BITREV256_TILE_BITS
             self._module(field)["bitrev_tiles"](
                 (elementwise_blocks(tiles * THREADS, THREADS, device),),
                 (THREADS,),
                 (src, out, np.int64(tiles), np.int32(log_n)),
-                shared_mem=32 * side * (side + 1),
+                shared_mem=BITREV256_TILE_SMEM,
             )
             return
         blocks = elementwise_blocks(total, THREADS, device)
