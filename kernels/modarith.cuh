@@ -6,7 +6,7 @@
 //             multiplied with an estimate of Shoup's quotient; general products use the Barrett variant of
 //             Shivdikar et al. (mu = floor(2^(2m+1)/q), at most one correction).
 //   Goldilocks q = 2^64 - 2^32 + 1, uint64 words, reduction by shifts and adds (2^64 = 2^32 - 1 and
-//             2^96 = -1 mod q); butterflies keep any value below 2^64, products are fully reduced.
+//             2^96 = -1 mod q); butterflies and products keep any value below 2^64 (reduce() ends it).
 //   Mod32     q < 2^31, uint32 words, values in [0, 2q), 32-bit Shoup and Barrett.
 #pragma once
 
@@ -88,26 +88,93 @@ struct Goldilocks {
 
     __device__ __forceinline__ explicit Goldilocks(const ModConst&) {}
 
+    // lo + hi 2^64 mod P as some value below 2^64 (lazy: not always below P), from lo - hh + hl (2^32 - 1)
+    // for hi = hh 2^32 + hl. A borrow out of lo - hh is worth -2^64 = -EPS and a carry out of the sum +EPS;
+    // neither correction can wrap again. On the device each step is one carry chain in 32-bit halves (the
+    // flag is turned into a mask, never carried from an add into a subtract); host builds run the C++ twin.
     __device__ __forceinline__ static u64 reduce128(u64 lo, u64 hi) {
-        u64 hh = hi >> 32, hl = hi & EPS;
-        u64 t0 = lo - hh;
-        if (lo < hh) t0 -= EPS;  // borrow: wrapped value is 2^64 too large, 2^64 = EPS
-        u64 t1 = (hl << 32) - hl;
-        u64 r = t0 + t1;
-        if (r < t1) r += EPS;  // carry
-        return r >= P ? r - P : r;
+#ifdef __CUDA_ARCH__
+        u32 r0, r1;
+        asm("{\n\t.reg .u32 t0, t1, m, u0, u1;\n\t.reg .pred c;\n\t"
+            "sub.cc.u32 t0, %2, %5;\n\t"  // t = lo - hh
+            "subc.cc.u32 t1, %3, 0;\n\t"
+            "subc.u32 m, 0, 0;\n\t"  // m = 2^32 - 1 on a borrow
+            "sub.cc.u32 t0, t0, m;\n\t"  // t -= EPS
+            "subc.u32 t1, t1, 0;\n\t"
+            "sub.cc.u32 u0, 0, %4;\n\t"  // u = hl 2^32 - hl
+            "subc.u32 u1, %4, 0;\n\t"
+            "add.cc.u32 t0, t0, u0;\n\t"  // t + u
+            "addc.cc.u32 t1, t1, u1;\n\t"
+            "addc.u32 m, 0, 0;\n\t"
+            "setp.ne.u32 c, m, 0;\n\t"
+            "selp.u32 m, 0xFFFFFFFF, 0, c;\n\t"
+            "add.cc.u32 %0, t0, m;\n\t"  // += EPS on a carry
+            "addc.u32 %1, t1, 0;\n\t}"
+            : "=r"(r0), "=r"(r1)
+            : "r"((u32)lo), "r"((u32)(lo >> 32)), "r"((u32)hi), "r"((u32)(hi >> 32)));
+        return (u64)r1 << 32 | r0;
+#else
+        const u64 hh = hi >> 32, hl = hi & EPS;
+        u64 t = lo - hh;
+        if (lo < hh) t -= EPS;
+        const u64 u = (hl << 32) - hl;
+        const u64 r = t + u;
+        return r < u ? r + EPS : r;
+#endif
     }
-    __device__ __forceinline__ T mul(T a, T b) const { return reduce128(a * b, __umul64hi(a, b)); }
+    // a * b mod P, lazily below 2^64, for any a, b < 2^64.
+    __device__ __forceinline__ T mul(T a, T b) const {
+        const u128 p = (u128)a * b;
+        return reduce128((u64)p, (u64)(p >> 64));
+    }
     __device__ __forceinline__ T mul_tw(T x, const Tw& t) const { return mul(x, t.w); }
-    // Cooley-Tukey butterfly on lazy values: any x, y < 2^64 stand for their residues mod P. With b < P,
-    // a + b wraps at most once and one 2^64 = EPS correction cannot wrap again (a + b - 2^64 < P), and
-    // a - b + P >= 0 undoes a borrow; no comparison with P is needed until reduce().
+    // Cooley-Tukey butterfly on lazy values: any x, y < 2^64 stand for their residues mod P, and so do the
+    // outputs. Each 2^64 wrapped by a + b is worth +EPS, each borrowed by a - b -EPS; with the product b
+    // itself lazy, a second wrap (or borrow) can follow the first correction, but not a third.
     __device__ __forceinline__ void ct(T& x, T& y, const Tw& t) const {
-        const T b = mul(y, t.w);
-        const T a = x;
-        const T s = a + b, d = a - b;
-        x = s < b ? s + EPS : s;
-        y = a < b ? d - EPS : d;
+        const T a = x, b = mul(y, t.w);
+#ifdef __CUDA_ARCH__
+        u32 s0, s1, d0, d1;
+        asm("{\n\t.reg .u32 m;\n\t.reg .pred c;\n\t"
+            "add.cc.u32 %0, %4, %6;\n\t"  // s = a + b
+            "addc.cc.u32 %1, %5, %7;\n\t"
+            "addc.u32 m, 0, 0;\n\t"
+            "setp.ne.u32 c, m, 0;\n\t"
+            "selp.u32 m, 0xFFFFFFFF, 0, c;\n\t"
+            "add.cc.u32 %0, %0, m;\n\t"  // += EPS per wrap
+            "addc.cc.u32 %1, %1, 0;\n\t"
+            "addc.u32 m, 0, 0;\n\t"
+            "setp.ne.u32 c, m, 0;\n\t"
+            "selp.u32 m, 0xFFFFFFFF, 0, c;\n\t"
+            "add.cc.u32 %0, %0, m;\n\t"
+            "addc.u32 %1, %1, 0;\n\t"
+            "sub.cc.u32 %2, %4, %6;\n\t"  // d = a - b
+            "subc.cc.u32 %3, %5, %7;\n\t"
+            "subc.u32 m, 0, 0;\n\t"
+            "sub.cc.u32 %2, %2, m;\n\t"  // -= EPS per borrow
+            "subc.cc.u32 %3, %3, 0;\n\t"
+            "subc.u32 m, 0, 0;\n\t"
+            "sub.cc.u32 %2, %2, m;\n\t"
+            "subc.u32 %3, %3, 0;\n\t}"
+            : "=r"(s0), "=r"(s1), "=r"(d0), "=r"(d1)
+            : "r"((u32)a), "r"((u32)(a >> 32)), "r"((u32)b), "r"((u32)(b >> 32)));
+        x = (u64)s1 << 32 | s0;
+        y = (u64)d1 << 32 | d0;
+#else
+        u64 s = a + b;
+        if (s < b) {
+            s += EPS;
+            if (s < EPS) s += EPS;
+        }
+        u64 d = a - b;
+        if (a < b) {
+            const bool again = d < EPS;
+            d -= EPS;
+            if (again) d -= EPS;
+        }
+        x = s;
+        y = d;
+#endif
     }
     // lazy [0, 2^64) -> [0, P)
     __device__ __forceinline__ T reduce(T x) const { return x >= P ? x - P : x; }
