@@ -31,13 +31,35 @@ struct ModConst {
     u32 pad;
 };
 
+// x >= c ? x - c : x, given nc = 2^64 - c (0 < c < 2^64): x >= c exactly when x + nc carries, so one
+// carry chain both subtracts and compares. On the device the carry selects directly (no 64-bit compare);
+// host builds run the C++ twin.
+__device__ __forceinline__ u64 sub_if_carry(u64 x, u64 nc) {
+#ifdef __CUDA_ARCH__
+    u32 r0, r1;
+    asm("{\n\t.reg .u32 t0, t1, k;\n\t.reg .pred c;\n\t"
+        "add.cc.u32 t0, %2, %4;\n\t"
+        "addc.cc.u32 t1, %3, %5;\n\t"
+        "addc.u32 k, 0, 0;\n\t"
+        "setp.ne.u32 c, k, 0;\n\t"
+        "selp.u32 %0, t0, %2, c;\n\t"
+        "selp.u32 %1, t1, %3, c;\n\t}"
+        : "=r"(r0), "=r"(r1)
+        : "r"((u32)x), "r"((u32)(x >> 32)), "r"((u32)nc), "r"((u32)(nc >> 32)));
+    return (u64)r1 << 32 | r0;
+#else
+    const u64 t = x + nc;
+    return t < x ? t : x;
+#endif
+}
+
 struct Mod64 {
     typedef u64 T;
     typedef Tw64 Tw;
-    u64 q, two_q, mu;
+    u64 q, neg_two_q, mu;  // neg_two_q = 2^64 - 2q: the butterflies' conditional subtraction of 2q
     u32 m;
 
-    __device__ __forceinline__ explicit Mod64(const ModConst& c) : q(c.q), two_q(2 * c.q), mu(c.mu), m(c.m) {}
+    __device__ __forceinline__ explicit Mod64(const ModConst& c) : q(c.q), neg_two_q(0 - 2 * c.q), mu(c.mu), m(c.m) {}
 
     // x * w mod q, lazily in [0, 4q), for any x < 2^64. Shoup's quotient floor(x wq / 2^64) is
     // estimated without the lowest partial product and the carries of the middle ones: the estimate
@@ -54,15 +76,14 @@ struct Mod64 {
     }
     // Cooley-Tukey butterfly on values in [0, 4q): (x, y) -> (x + w y, x - w y), outputs in [0, 4q).
     __device__ __forceinline__ void ct(T& x, T& y, const Tw& t) const {
-        T a = x >= two_q ? x - two_q : x;
-        T b = mul_tw(y, t);
-        b = b >= two_q ? b - two_q : b;
+        const T a = sub_if_carry(x, neg_two_q);
+        const T b = sub_if_carry(mul_tw(y, t), neg_two_q);
         x = a + b;
-        y = a - b + two_q;
+        y = a - b - neg_two_q;  // a - b + 2q
     }
     // [0, 4q) -> [0, q)
     __device__ __forceinline__ T reduce(T x) const {
-        x = x >= two_q ? x - two_q : x;
+        x = sub_if_carry(x, neg_two_q);
         return x >= q ? x - q : x;
     }
     // a * b mod q for a, b < q (Barrett, one correction).

@@ -150,7 +150,8 @@ __device__ __forceinline__ void ntt_steps(typename A::T (&x)[1 << LOG_R], typena
 // Registers per thread that ntt_pass may use at most, through its launch bounds' blocks per SM (a tuning
 // knob; 255 leaves the compiler free). At 128 the 64-bit passes that used up to 168 get one more block per
 // SM: on the H100, 2^12 x 4096 went 0.81x / 0.85x (forward / inverse) and 2^24 0.97x / 0.90x of their time
-// without the limit; five instances spill 8-24 bytes per thread and still ran 0.94x-1.00x
+// without the limit; the instances that spill 8-24 bytes per thread under it (cuobjdump; one-pass blocks
+// with the fused product among them) still ran 0.94x-1.00x
 // (benchmarks/results/ntt-max-regs-ab-H100-80GB-HBM3-2026-11-26.json).
 #ifndef NTT_MAX_REGS
 #define NTT_MAX_REGS 128
