@@ -156,14 +156,20 @@ __device__ __forceinline__ void ntt_steps(typename A::T (&x)[1 << LOG_R], typena
 #ifndef NTT_MAX_REGS
 #define NTT_MAX_REGS 128
 #endif
-constexpr int ntt_min_blocks(int threads) {
-    return 65536 / (threads * NTT_MAX_REGS) > 1 ? 65536 / (threads * NTT_MAX_REGS) : 1;
+// The same for passes of at most 8 elements per thread (LOG_R <= 3: few rows of few elements, where more
+// threads at a time is the point; see SMALL_SPLIT_RADIX_LOG in hebatch/ntt/recipes.py).
+#ifndef NTT_MAX_REGS_SMALL_R
+#define NTT_MAX_REGS_SMALL_R 80
+#endif
+constexpr int ntt_max_regs(int log_r) { return log_r <= 3 ? NTT_MAX_REGS_SMALL_R : NTT_MAX_REGS; }
+constexpr int ntt_min_blocks(int threads, int log_r) {
+    return 65536 / (threads * ntt_max_regs(log_r)) > 1 ? 65536 / (threads * ntt_max_regs(log_r)) : 1;
 }
 
 template <class A, int LOG_NP, int LOG_LANES, int LOG_R, int LANE_MODE, bool LAST, int TW_MODE, int POST_MODE,
           bool FUSE>
 __global__ void __launch_bounds__((1 << (LOG_NP + LOG_LANES - LOG_R)),
-                                  ntt_min_blocks(1 << (LOG_NP + LOG_LANES - LOG_R)))
+                                  ntt_min_blocks(1 << (LOG_NP + LOG_LANES - LOG_R), LOG_R))
     ntt_pass(const typename A::T* __restrict__ in, const typename A::T* __restrict__ in2,
              typename A::T* __restrict__ out, KERNEL_PARAMS NttPassParams<typename A::Tw> prm) {
     static_assert((1 << (LOG_NP + LOG_LANES - LOG_R)) <= NTT_MAX_THREADS, "more threads than a block may have");

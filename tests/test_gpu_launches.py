@@ -119,6 +119,26 @@ def test_few_rows_take_two_merge_passes(log_n, inverse):
     assert len(launches) == 2
 
 
+@pytest.mark.parametrize("log_n", sorted(recipes.SMALL_BATCH_SPLIT[8]))
+def test_few_elements_take_eight_per_thread(log_n):
+    import types
+
+    from hebatch.ntt.validate import check_transform_args
+    from hebatch.ntt.word import plan_for
+
+    gpu = types.SimpleNamespace(name="gpu")
+    args = check_transform_args((1, 1 << log_n), np.uint64, hb.ntt_primes(60, 2 << log_n, 1)[0], negacyclic=True)
+    most_rows = (1 << recipes.SMALL_SPLIT_RADIX_MAX_LOG[8]) >> log_n  # rows x n at the limit
+    for rows, radix in ((1, 3), (most_rows, 3), (most_rows + 1, None), (4096, None)):
+        plan = plan_for(args, gpu, rows)
+        assert plan.radix_log == radix, rows
+        passes = plan.gpu_passes(8)
+        assert all(p.log_r == (radix or recipes.RADIX_LOG) for p in passes), rows
+    assert plan_for(args, gpu, 1, np.uint32).radix_log is None  # 32-bit words: no split, no change
+    with pytest.raises(ValueError, match="radix_log"):
+        make_plan(1 << log_n, args.moduli, args.roots, True, "radix2", None, 5)
+
+
 def test_recipe_shapes():
     for log_n in range(1, 29):
         for word in (8, 4):

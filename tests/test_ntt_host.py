@@ -15,6 +15,7 @@ from hebatch.backend.cpu.ntt import NumpyBackend
 from hebatch.backend.gpu import ntt as gpu_ntt
 from hebatch.backend.kernels import KERNEL_DEFINES
 from hebatch.field import BABYBEAR, GOLDILOCKS, default_root, ntt_primes
+from hebatch.ntt import recipes
 from hebatch.ntt.plan import make_plan
 
 from .fake_cupy import FakeArray, fake_cupy
@@ -120,27 +121,31 @@ def backend(monkeypatch):
 
 Q60 = tuple(ntt_primes(60, 1 << 12, 2))
 CASES = [
-    # (moduli, dtype, log n, negacyclic, algorithm, split): one-pass transforms (lanes along rows, two
-    # radix-16 steps through shared memory), two-pass merge ones, and two-pass 4-step ones (lanes along i,
-    # then along o, with twiddles between the passes), for each reduction kind
-    (Q60, np.uint64, 6, False, "radix2", None),
-    (Q60, np.uint64, 6, True, "radix2", None),
-    ((GOLDILOCKS,), np.uint64, 5, True, "radix2", None),
-    ((BABYBEAR,), np.uint32, 6, False, "radix2", None),
-    (Q60, np.uint64, 8, True, "radix2", (16, 16)),  # two merge passes, as for few rows of 2^13 and 2^14
-    ((GOLDILOCKS,), np.uint64, 7, False, "radix2", (8, 16)),
-    (Q60[:1], np.uint64, 8, True, "4step", (32, 8)),
-    (Q60, np.uint64, 8, False, "4step", (8, 32)),
-    ((BABYBEAR,), np.uint32, 8, True, "4step", (32, 8)),
+    # (moduli, dtype, log n, negacyclic, algorithm, split, log2 elements per thread): one-pass transforms
+    # (lanes along rows, two radix-16 steps through shared memory), two-pass merge ones (with 16 and with 8
+    # elements per thread), and two-pass 4-step ones (lanes along i, then along o, with twiddles between the
+    # passes), for each reduction kind
+    (Q60, np.uint64, 6, False, "radix2", None, None),
+    (Q60, np.uint64, 6, True, "radix2", None, None),
+    ((GOLDILOCKS,), np.uint64, 5, True, "radix2", None, None),
+    ((BABYBEAR,), np.uint32, 6, False, "radix2", None, None),
+    (Q60, np.uint64, 8, True, "radix2", (16, 16), None),  # two merge passes, as for few rows of 2^13 and 2^14
+    (Q60, np.uint64, 9, True, "radix2", (16, 32), 3),  # the same with 8 elements per thread (few elements)
+    ((GOLDILOCKS,), np.uint64, 7, False, "radix2", (8, 16), None),
+    (Q60[:1], np.uint64, 8, True, "4step", (32, 8), None),
+    (Q60, np.uint64, 8, False, "4step", (8, 32), None),
+    ((BABYBEAR,), np.uint32, 8, True, "4step", (32, 8), None),
 ]
 
 
-@pytest.mark.parametrize("moduli,dtype,log_n,negacyclic,algorithm,split", CASES)
-def test_ntt_pass_on_host_threads_matches_cpu(backend, moduli, dtype, log_n, negacyclic, algorithm, split):
+@pytest.mark.parametrize("moduli,dtype,log_n,negacyclic,algorithm,split,radix", CASES)
+def test_ntt_pass_on_host_threads_matches_cpu(backend, moduli, dtype, log_n, negacyclic, algorithm, split, radix):
     rng = np.random.default_rng()
     n = 1 << log_n
     roots = tuple(default_root(q, n, negacyclic) for q in moduli)
-    plan = make_plan(n, moduli, roots, negacyclic, algorithm, split)
+    plan = make_plan(n, moduli, roots, negacyclic, algorithm, split, radix)
+    passes = plan.gpu_passes(np.dtype(dtype).itemsize)
+    assert all(p.log_r == min(radix or recipes.RADIX_LOG, p.log_np) for p in passes)
     cpu = NumpyBackend()
     q = np.array(moduli, dtype=np.uint64)[:, None]
     x = (rng.integers(0, 2**63, size=(3, len(moduli), n), dtype=np.uint64) % q).astype(dtype)
@@ -154,20 +159,21 @@ def test_ntt_pass_on_host_threads_matches_cpu(backend, moduli, dtype, log_n, neg
 
 
 SPREAD_CASES = [
-    # (moduli, log n, algorithm, split): limbs within a factor of 4 (the first pass reads the rows
-    # unreduced, one row for every limb), on a one-pass, a two-pass merge and a 4-step plan (limbs further
-    # apart take the RNS engine's reduction first: tests/test_gpu.py)
-    (tuple(ntt_primes(59, 1 << 12, 2)) + Q60, 6, "radix2", None),
-    (tuple(ntt_primes(59, 1 << 12, 1)) + Q60, 8, "radix2", (16, 16)),
-    (tuple(ntt_primes(59, 1 << 12, 2)) + Q60[:1], 8, "4step", (8, 32)),
+    # (moduli, log n, algorithm, split, log2 elements per thread): limbs within a factor of 4 (the first pass
+    # reads the rows unreduced, one row for every limb), on a one-pass, two two-pass merge (16 and 8 elements
+    # per thread) and a 4-step plan (limbs further apart take the RNS engine's reduction first: tests/test_gpu.py)
+    (tuple(ntt_primes(59, 1 << 12, 2)) + Q60, 6, "radix2", None, None),
+    (tuple(ntt_primes(59, 1 << 12, 1)) + Q60, 8, "radix2", (16, 16), None),
+    (tuple(ntt_primes(59, 1 << 12, 1)) + Q60, 8, "radix2", (16, 16), 3),
+    (tuple(ntt_primes(59, 1 << 12, 2)) + Q60[:1], 8, "4step", (8, 32), None),
 ]
 
 
-@pytest.mark.parametrize("moduli,log_n,algorithm,split", SPREAD_CASES)
-def test_forward_spread_on_host_threads_matches_cpu(backend, moduli, log_n, algorithm, split):
+@pytest.mark.parametrize("moduli,log_n,algorithm,split,radix", SPREAD_CASES)
+def test_forward_spread_on_host_threads_matches_cpu(backend, moduli, log_n, algorithm, split, radix):
     rng = np.random.default_rng()
     n = 1 << log_n
-    plan = make_plan(n, moduli, tuple(default_root(q, n, True) for q in moduli), True, algorithm, split)
+    plan = make_plan(n, moduli, tuple(default_root(q, n, True) for q in moduli), True, algorithm, split, radix)
     x = rng.integers(0, max(moduli), size=(3, n), dtype=np.uint64)
     x[0, :4] = [0, min(moduli), max(moduli) - 1, 4 * min(moduli) % max(moduli)]  # above the smaller limbs
     want = NumpyBackend().forward(x[:, None, :] % np.array(moduli, dtype=np.uint64)[:, None], plan)

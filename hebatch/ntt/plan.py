@@ -34,6 +34,7 @@ class NTTPlan:
     # GPU passes of 2^a and 2^b points for a split (2^a, 2^b) (4-step: n1 x n2; merge: the stages cut in two);
     # None: each backend's recipe
     split: tuple[int, int] | None = None
+    radix_log: int | None = None  # log2 elements per thread of the GPU passes; None: the recipe's RADIX_LOG
     cache: dict = field(default_factory=dict, repr=False)
 
     @property
@@ -87,7 +88,7 @@ class NTTPlan:
         digits = None
         if self.split is not None and 1 < self.split[0] < self.n:
             digits = (self.split[0].bit_length() - 1, self.split[1].bit_length() - 1)
-        return recipes.gpu_passes(self.algorithm, self.log_n, word_bytes, digits)
+        return recipes.gpu_passes(self.algorithm, self.log_n, word_bytes, digits, self.radix_log)
 
     def gpu_pass_modes(self, inverse: bool, word_bits: int) -> list[tuple[int, int]]:
         """(store-twiddle mode, post mode) of each GPU pass, as gpu_pass_tables builds them, without
@@ -183,8 +184,11 @@ def make_plan(
     negacyclic: bool,
     algorithm: str,
     split: tuple[int, int] | None = None,
+    radix_log: int | None = None,
 ) -> NTTPlan:
     """The cached plan for these (already validated) arguments; `algorithm` is resolved."""
     if split is not None and split[0] * split[1] != n:
         raise ValueError(f"split {split} needs n1 * n2 = n = {n}")
-    return NTTPlan(n, moduli, roots, negacyclic, algorithm, split)
+    if radix_log is not None and not 1 <= radix_log <= recipes.RADIX_LOG:
+        raise ValueError(f"radix_log must be in 1..{recipes.RADIX_LOG}, got {radix_log}")
+    return NTTPlan(n, moduli, roots, negacyclic, algorithm, split, radix_log)

@@ -17,7 +17,7 @@ from ..backend import arith_name, define_options, kernel_dir, source_digest
 from ..field import BABYBEAR, GOLDILOCKS, default_root, ntt_primes
 from .launch import transform_launches
 from .plan import make_plan
-from .recipes import small_batch_split
+from .recipes import SMALL_SPLIT_RADIX_LOG, small_batch_radix, small_batch_split
 
 ARITHS = ("Mod64", "Goldilocks", "Mod32")
 
@@ -33,8 +33,11 @@ def kernel_names(max_log_n: int = 28, batch_rows: tuple[int, ...] = (1, 4096)) -
                 if (q - 1) % (2 * n if nega else n):
                     continue
                 few_rows = small_batch_split(log_n, 1, word // 8)
-                for algorithm, split in {("4step", None), ("radix2", None), ("radix2", few_rows)}:
-                    plan = make_plan(n, (q,), (default_root(q, n, nega),), nega, algorithm, split)
+                few_radix = SMALL_SPLIT_RADIX_LOG if small_batch_radix(log_n, 1, word // 8) else None
+                choices = {("4step", None, None), ("radix2", None, None), ("radix2", few_rows, None)}
+                choices.add(("radix2", few_rows, few_radix))
+                for algorithm, split, radix in choices:
+                    plan = make_plan(n, (q,), (default_root(q, n, nega),), nega, algorithm, split, radix)
                     for inverse in (False, True):
                         modes = [dict(tw_mode=t, post_mode=p) for t, p in plan.gpu_pass_modes(inverse, word)]
                         for fuse in (False, True) if inverse else (False,):

@@ -54,18 +54,22 @@ def _split(log_n: int, parts: int) -> list[int]:
 MAX_THREADS_LOG = MAX_THREADS.bit_length() - 1  # threads per block at most
 
 
-def _single_pass(log_n: int) -> Pass:
+def _single_pass(log_n: int, radix: int) -> Pass:
     """One block per row (or several rows per block when n is small; at most 1024 threads)."""
-    log_r = min(RADIX_LOG, log_n)
+    log_r = min(radix, log_n)
     log_lanes = max(0, min(SMALL_TILE_LOG - log_n, MAX_THREADS_LOG - (log_n - log_r)))
     return Pass(log_n, log_lanes, log_r)
 
 
-def gpu_passes(algorithm: str, log_n: int, word_bytes: int, digits: tuple[int, ...] | None = None) -> tuple[Pass, ...]:
+def gpu_passes(
+    algorithm: str, log_n: int, word_bytes: int, digits: tuple[int, ...] | None = None, log_r: int | None = None
+) -> tuple[Pass, ...]:
     """The passes for a transform of 2^log_n words of `word_bytes` bytes.
 
     digits: explicit log2 sizes of the passes' sub-transforms (for tuning); they must sum to log_n.
+    log_r: log2 elements per thread (None: RADIX_LOG).
     """
+    radix = RADIX_LOG if log_r is None else log_r
     if digits is None:
         if log_n <= SINGLE_PASS_MAX_LOG[word_bytes]:
             digits = (log_n,)
@@ -76,12 +80,12 @@ def gpu_passes(algorithm: str, log_n: int, word_bytes: int, digits: tuple[int, .
     if sum(digits) != log_n or min(digits) < 1:
         raise ValueError(f"pass digits {digits} do not add up to log n = {log_n}")
     if len(digits) == 1:
-        return (_single_pass(log_n),)
+        return (_single_pass(log_n, radix),)
     passes = []
     s0 = 0
     for d in digits:
         lanes = MULTI_PASS_LANES_LOG
-        passes.append(Pass(d, lanes, min(RADIX_LOG, d), s0 if algorithm == "radix2" else 0))
+        passes.append(Pass(d, lanes, min(radix, d), s0 if algorithm == "radix2" else 0))
         s0 += d
     return tuple(passes)
 
@@ -118,6 +122,25 @@ def small_batch_split(log_n: int, rows: int, word_bytes: int) -> tuple[int, int]
     if entry is None or rows > entry[1]:
         return None
     return 1 << entry[0], 1 << (log_n - entry[0])
+
+
+# The two passes of such a split over few elements in all (rows x n at most 2^SMALL_SPLIT_RADIX_MAX_LOG): 8
+# elements per thread instead of 16, twice the threads on a GPU that one wave of blocks leaves mostly idle.
+# Measured on an NVIDIA H100 80GB HBM3 on 2026-11-26 (BFV operations on one ciphertext, replayed graphs;
+# benchmarks/results/ntt-small-split-radix-ab-H100-80GB-HBM3-2026-11-26.json): n16384 decryption (7 rows)
+# 0.90x, encryption 0.95x; n8192 encryption 0.91x, relinearization 0.93x, decryption 0.96x, the rest within 2%.
+# With 8 elements in every pass, n16384 multiplication (48-64 rows of 2^14 per transform) ran 1.04x: hence
+# the limit.
+SMALL_SPLIT_RADIX_LOG = 3
+SMALL_SPLIT_RADIX_MAX_LOG = {8: 18, 4: 0}
+
+
+def small_batch_radix(log_n: int, rows: int, word_bytes: int) -> int | None:
+    """log2 elements per thread for `rows` GPU transforms of 2^log_n words that take a small-batch split over
+    few elements in all (SMALL_SPLIT_RADIX_LOG), else None (the recipe's RADIX_LOG)."""
+    if small_batch_split(log_n, rows, word_bytes) is None or rows << log_n > 1 << SMALL_SPLIT_RADIX_MAX_LOG[word_bytes]:
+        return None
+    return SMALL_SPLIT_RADIX_LOG
 
 
 def choose_algorithm(device: str, log_n: int, rows: int, word_bytes: int) -> str:

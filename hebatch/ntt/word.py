@@ -9,21 +9,23 @@ import numpy as np
 from ..backend import WordNTT, get
 from ..device import device_of
 from .plan import NTTPlan, make_plan
-from .recipes import choose_algorithm, small_batch_split
+from .recipes import choose_algorithm, small_batch_radix, small_batch_split
 from .validate import TransformArgs, _check_flag, check_entries, check_transform_args
 
 
 def plan_for(args: TransformArgs, backend: WordNTT, batch: int = 1, dtype=np.uint64) -> NTTPlan:
     """The cached plan for validated arguments, resolving algorithm="auto" for this backend and the
-    dtype it computes in, and cutting few GPU rows of a one-pass size into two merge passes."""
+    dtype it computes in, and cutting few GPU rows of a one-pass size into two merge passes (with 8
+    elements per thread when they are few elements in all)."""
     log_n, rows, word_bytes = args.n.bit_length() - 1, batch * args.limbs, np.dtype(dtype).itemsize
     algorithm = args.algorithm
     if algorithm == "auto":
         algorithm = choose_algorithm(backend.name, log_n, rows, word_bytes)
-    split = None
+    split = radix = None
     if algorithm == "radix2" and backend.name == "gpu":
         split = small_batch_split(log_n, rows, word_bytes)
-    return make_plan(args.n, args.moduli, args.roots, args.negacyclic, algorithm, split)
+        radix = small_batch_radix(log_n, rows, word_bytes)
+    return make_plan(args.n, args.moduli, args.roots, args.negacyclic, algorithm, split, radix)
 
 
 def _lead_shape(shape, args: TransformArgs) -> tuple[int, ...]:
