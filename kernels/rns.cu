@@ -211,13 +211,14 @@ extern "C" __global__ void rns_from_signed(LIFT_ARGS) { lift<1>(LIFT_PASS); }
 extern "C" __global__ void rns_centered_lift(LIFT_ARGS) { lift<2>(LIFT_PASS); }
 
 // ------------------------------------------------------------------------------------------------
-// Fast base conversion: x (batch, src_limbs, n) -> out (batch, dst_limbs, n),
+// Fast base conversion: x (batch, src_limbs, n) -> out (batch, dst_limbs, n), each addressed by its batch
+// stride (x_bs, out_bs: an item's limbs are contiguous rows, the batch items may be slices of larger arrays),
 //   out_j = sum_i [x_i * qhat_inv_i]_{q_i} * qhat_ij  mod p_j,  qhat_ij = (Q / q_i) mod p_j.
 // One thread per (batch item, coefficient): the src_limbs scaled residues are computed once, then
 // each destination sum is accumulated exactly (ProductSum, RNS_CONV_TILE destinations per pass over
 // the residues) and reduced once.
 // ------------------------------------------------------------------------------------------------
-extern "C" __global__ void rns_base_convert(u64* __restrict__ out, const u64* __restrict__ x, long long x_bs,
+extern "C" __global__ void rns_base_convert(u64* __restrict__ out, long long out_bs, const u64* __restrict__ x, long long x_bs,
                                             long long batch, int src_limbs, int dst_limbs, long long n,
                                             const ModConst* __restrict__ src_consts,
                                             const Tw64* __restrict__ qhat_inv,
@@ -227,7 +228,7 @@ extern "C" __global__ void rns_base_convert(u64* __restrict__ out, const u64* __
                                             const u64* __restrict__ qhat_mod_p) {  // [dst_limbs][src_limbs]
     ROWS_LOOP(batch) {
         const u64* px = x + row * x_bs;
-        u64* po = out + row * dst_limbs * n;
+        u64* po = out + row * out_bs;
         COLS_LOOP(n) {
             u64 y[RNS_MAX_SRC];
             for (int i = 0; i < src_limbs; ++i) y[i] = shoup_mul(px[i * n + col], qhat_inv[i], src_consts[i].q);
@@ -357,7 +358,7 @@ extern "C" __global__ void rns_tensor(u64* __restrict__ out, const u64* __restri
 //   out_j = (y_j + centered(r) * (Q mod b_j)) / m~ mod b_j.
 // src_w_i = m~ (Q/q_i)^-1 mod q_i (Shoup); factors [dst_limbs + 1][src_limbs], the last row mod m~;
 // dst tables have dst_limbs + 1 rows (B_sk then m~); q_mod_dst[j] = Q mod b_j; m_inv[j] = m~^-1 mod b_j.
-extern "C" __global__ void rns_behz_extend(u64* __restrict__ out, const u64* __restrict__ x, long long x_bs,
+extern "C" __global__ void rns_behz_extend(u64* __restrict__ out, long long out_bs, const u64* __restrict__ x, long long x_bs,
                                            long long batch, int src_limbs, int dst_limbs, long long n,
                                            const ModConst* __restrict__ src_consts, const Tw64* __restrict__ src_w,
                                            const ModConst* __restrict__ dst_consts,
@@ -370,7 +371,7 @@ extern "C" __global__ void rns_behz_extend(u64* __restrict__ out, const u64* __r
     neg_q_inv_mt.wq = neg_q_inv_mt_wq;
     ROWS_LOOP(batch) {
         const u64* px = x + row * x_bs;
-        u64* po = out + row * dst_limbs * n;
+        u64* po = out + row * out_bs;
         COLS_LOOP(n) {
             u64 y[RNS_MAX_SRC];
             for (int i = 0; i < src_limbs; ++i) y[i] = shoup_mul(px[i * n + col], src_w[i], src_consts[i].q);
@@ -419,7 +420,7 @@ extern "C" __global__ void rns_behz_floor(u64* __restrict__ out, const u64* __re
 //   out_j = c_j - centered(alpha) * (M_B mod q_j) mod q_j, out (batch, dst_limbs, n).
 // src_w_i = (M_B/b_i)^-1 mod b_i (Shoup); factors [dst_limbs + 1][src_limbs], the last row mod m_sk;
 // dst tables have dst_limbs + 1 rows (q then m_sk); mb_mod_dst[j] = M_B mod q_j.
-extern "C" __global__ void rns_behz_sk(u64* __restrict__ out, const u64* __restrict__ x, long long x_bs,
+extern "C" __global__ void rns_behz_sk(u64* __restrict__ out, long long out_bs, const u64* __restrict__ x, long long x_bs,
                                        long long batch, int src_limbs, int dst_limbs, long long n,
                                        const ModConst* __restrict__ src_consts, const Tw64* __restrict__ src_w,
                                        const ModConst* __restrict__ dst_consts,
@@ -431,7 +432,7 @@ extern "C" __global__ void rns_behz_sk(u64* __restrict__ out, const u64* __restr
     mb_inv_msk.wq = mb_inv_msk_wq;
     ROWS_LOOP(batch) {
         const u64* px = x + row * x_bs;
-        u64* po = out + row * dst_limbs * n;
+        u64* po = out + row * out_bs;
         COLS_LOOP(n) {
             u64 y[RNS_MAX_SRC];
             for (int i = 0; i < src_limbs; ++i) y[i] = shoup_mul(px[i * n + col], src_w[i], src_consts[i].q);

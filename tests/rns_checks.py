@@ -348,8 +348,14 @@ def check_fused(ops, ref, rng, lead, n, limbs, to_host):
         RnsOps.tensor(ref, x[..., :2, :, :], x[..., 2:, :, :], q),
         "tensor",
     )
-    # BEHZ
-    same(ops.behz_extend(dx, q, bsk, m_tilde), RnsOps.behz_extend(ref, x, q, bsk, m_tilde), "behz_extend")
+    # BEHZ; the extension also written into the B_sk rows of a (..., 4, L + |B_sk|, n) array whose q rows hold x
+    want_ext = RnsOps.behz_extend(ref, x, q, bsk, m_tilde)
+    same(ops.behz_extend(dx, q, bsk, m_tilde), want_ext, "behz_extend")
+    whole = xp.asarray(np.concatenate([x, residues(rng, tuple(lead) + (4,), bsk, n)], axis=-2))
+    rows_b = whole[..., limbs:, :]
+    assert ops.behz_extend(whole[..., :limbs, :], q, bsk, m_tilde, out=rows_b) is rows_b
+    same(whole[..., limbs:, :], want_ext, "behz_extend into out")
+    same(whole[..., :limbs, :], x, "behz_extend leaves its input rows")
     d = np.concatenate([residues(rng, tuple(lead) + (3,), q, n), residues(rng, tuple(lead) + (3,), bsk, n)], axis=-2)
     dd = xp.asarray(d)
     floor = ops.behz_floor(dd[..., :limbs, :], dd[..., limbs:, :], t, q, bsk)

@@ -177,3 +177,14 @@ def test_threads_taking_several_coefficients(cpu, monkeypatch):
     rns_checks.check_lifts(ops, rng, (2,), 256, moduli, to_host, reference=cpu)
     both = rns_checks.moduli_for(256, 5)
     rns_checks.check_base_convert(ops, rng, (2,), 256, both[:3], both[3:], to_host, reference=cpu)
+
+
+def test_behz_extend_out_must_be_written_in_place(ops):
+    n, limbs = 32, 3
+    q, bsk, m_tilde, _ = rns_checks.behz_bases(n, limbs)
+    x = rns_checks.residues(np.random.default_rng(), (2,), q, n)
+    with pytest.raises(ValueError, match="out must have shape"):
+        ops.behz_extend(x, q, bsk, m_tilde, out=np.empty((2, len(bsk) + 1, n), dtype=np.uint64))
+    strided = np.empty((2, len(bsk), 2 * n), dtype=np.uint64)[..., ::2]  # its rows are not contiguous
+    with pytest.raises(ValueError, match="contiguously"):
+        ops.behz_extend(x, q, bsk, m_tilde, out=strided)

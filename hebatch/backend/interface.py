@@ -257,16 +257,24 @@ class RnsOps(abc.ABC):
         m = self.mul_scalar(self.sub(z[..., 0:1, :], g_lift, (t,)), [pow(gamma, -1, t)], (t,))
         return self.xp.ascontiguousarray(m[..., 0, :])
 
-    def behz_extend(self, x, q, bsk, m_tilde):
+    def behz_extend(self, x, q, bsk, m_tilde, out=None):
         """BEHZ exact extension of x (..., len(q), n) from base q to B_sk: FastBConv of m~ x to B_sk and
-        m~, then the small Montgomery reduction by m~ (removes FastBConv's multiple of Q)."""
+        m~, then the small Montgomery reduction by m~ (removes FastBConv's multiple of Q). `out`: an array
+        (..., len(bsk), n) to write the result into, such as the B_sk rows of a larger (..., q + B_sk, n)
+        array (then returned); backends that write it in place need each item's rows contiguous."""
         q, bsk = tuple(q), tuple(bsk)
         big_q = math.prod(q)
         y = self.base_convert(self.mul_scalar(x, [m_tilde] * len(q), q), q, bsk + (m_tilde,))
         r = self.mul_scalar(y[..., -1:, :], [(-pow(big_q, -1, m_tilde)) % m_tilde], (m_tilde,))
         r_lift = self.centered_lift(r, m_tilde, bsk)
         z = self.add(y[..., :-1, :], self.mul_scalar(r_lift, [big_q % b for b in bsk], bsk), bsk)
-        return self.mul_scalar(z, [pow(m_tilde, -1, b) for b in bsk], bsk)
+        result = self.mul_scalar(z, [pow(m_tilde, -1, b) for b in bsk], bsk)
+        if out is None:
+            return result
+        if tuple(out.shape) != tuple(result.shape):
+            raise ValueError(f"out must have shape {tuple(result.shape)}, got {tuple(out.shape)}")
+        out[...] = result
+        return out
 
     def behz_floor(self, d_q, d_bsk, t, q, bsk):
         """BEHZ fast floor of t d / Q into B_sk, d given over q and over B_sk:

@@ -159,11 +159,22 @@ class Context(SchemeContext):
         return self.add_plain(a, neg)
 
     # -- multiplication (BEHZ) ---------------------------------------------------------------
-    def _extend_to_bsk(self, x):
-        """Exact extension of x (..., L, n) in [0, q) from base q to B_sk (BEHZ): FastBConv of m~ x to
-        B_sk and m~, then the small Montgomery reduction by m~ removes the a q overflow of FastBConv."""
+    def _over_q_and_bsk(self, *parts):
+        """Ciphertext data parts (..., k, L, n) in [0, q), batch axes broadcast, stacked along the component
+        axis and extended exactly from base q to B_sk (BEHZ: FastBConv of m~ x to B_sk and m~, then the small
+        Montgomery reduction by m~ removes FastBConv's multiple of q): (..., sum of k, L + |B_sk|, n) over
+        q + B_sk. Each part is copied once into place and the extension written into its rows, so no
+        stacked or concatenated copy is made."""
         _, _, bsk, m_tilde = self._behz
-        return self.ops.behz_extend(x, self.q, bsk, m_tilde)
+        xp, L = self.xp, self.L
+        lead = np.broadcast_shapes(*(p.shape[:-3] for p in parts))
+        full = xp.empty(lead + (sum(p.shape[-3] for p in parts), L + len(bsk), self.n), dtype=np.uint64)
+        start = 0
+        for p in parts:
+            full[..., start : start + p.shape[-3], :L, :] = p
+            start += p.shape[-3]
+        self.ops.behz_extend(full[..., :L, :], self.q, bsk, m_tilde, out=full[..., L:, :])
+        return full
 
     def _scale_down(self, d_q, d_bsk):
         """round-ish(t d / q) in base q from d given in q and B_sk: BEHZ fast floor in B_sk, then the
@@ -191,17 +202,16 @@ class Context(SchemeContext):
 
     def _product(self, *arrays, square, relin):
         """Data of a * b (3 components), relinearized when relin (arrays: a, [b unless square], [key])."""
-        ops, xp, q = self.ops, self.xp, self.q
+        ops, q = self.ops, self.q
         da = arrays[0]
         db = da if square else arrays[1]
         bsk = self._behz[2]
         full = q + bsk
         if square:  # extend and transform one ciphertext; d1 = 2 a0 a1
-            x_full = ring.ntt(xp.concatenate([da, self._extend_to_bsk(da)], axis=-2), full)
+            x_full = ring.ntt(self._over_q_and_bsk(da), full)
             d = ring.square_ntt(ops, x_full, full)
         else:
-            x = ring.stack_pair(xp, da, db)  # (..., 4, L, n)
-            x_full = ring.ntt(xp.concatenate([x, self._extend_to_bsk(x)], axis=-2), full)
+            x_full = ring.ntt(self._over_q_and_bsk(da, db), full)  # (..., 4, L + |B_sk|, n)
             d = ops.tensor(x_full[..., :2, :, :], x_full[..., 2:, :, :], full)
         d = ring.intt(d, full)
         product = self._scale_down(d[..., : self.L, :], d[..., self.L :, :])

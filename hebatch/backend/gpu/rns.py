@@ -376,20 +376,37 @@ class CupyRnsOps(RnsOps):
             raise ValueError(f"x has {x.shape[-2]} limbs but src has {len(src)} moduli")
         return self._conversion("rns_base_convert", x, len(src), len(dst), self._uploaded(("base", src, dst), build))
 
-    def _conversion(self, kernel, x, src_limbs, dst_limbs, tables, x_limbs=None):
-        """Launch a kernel of the base-conversion shape, (out, x, batch stride, batch, src limbs, dst limbs,
-        n, tables...), on x (..., x_limbs (default src_limbs), n); returns out (..., dst_limbs, n)."""
+    def _conversion(self, kernel, x, src_limbs, dst_limbs, tables, x_limbs=None, out=None):
+        """Launch a kernel of the base-conversion shape, (out, out batch stride, x, x batch stride, batch,
+        src limbs, dst limbs, n, tables...), on x (..., x_limbs (default src_limbs), n); returns out
+        (..., dst_limbs, n), new or the given one (which may be a view of a larger array, see _out_items)."""
         x, lead, bs = self._items(x, "x", 2, src_limbs if x_limbs is None else x_limbs)
         n = x.shape[-1]
         batch = math.prod(lead)
-        out = self.xp.empty(lead + (dst_limbs, n), dtype=np.uint64)
+        if out is None:
+            out = self.xp.empty(lead + (dst_limbs, n), dtype=np.uint64)
+            out_bs = np.int64(dst_limbs * n)
+        else:
+            out_bs = self._out_items(out, lead + (dst_limbs, n))
         self._launch(
             kernel,
             batch,
             n,
-            (out, x, bs, np.int64(batch), np.int32(src_limbs), np.int32(dst_limbs), np.int64(n), *tables),
+            (out, out_bs, x, bs, np.int64(batch), np.int32(src_limbs), np.int32(dst_limbs), np.int64(n), *tables),
         )
         return out
+
+    def _out_items(self, out, shape):
+        """The batch stride in elements of an output array `out` of `shape` that a kernel writes in place: each
+        item (the last two axes) C-contiguous and the lead axes collapsing to one stride, as _items reads
+        (views such as d[..., L:, :] qualify). Unlike an input, an output cannot be copied to fit."""
+        out = self._array(out, "out")
+        if tuple(out.shape) != tuple(shape):
+            raise ValueError(f"out must have shape {tuple(shape)}, got {tuple(out.shape)}")
+        view, _, bs = self._items(out, "out", 2, shape[-2])
+        if view is not out:
+            raise ValueError("out must hold each item's rows contiguously, one stride between items (as d[..., L:, :])")
+        return bs
 
     # -- fused steps (overrides of RnsOps' generic compositions) -------------------------------------
     def _items(self, x, name, inner: int, limbs: int):
@@ -552,8 +569,9 @@ class CupyRnsOps(RnsOps):
         factors = np.array([[h % p for h in qhat] for p in dst], dtype=np.uint64).reshape(len(dst), len(src))
         return big, qhat_inv, src_consts.view(np.uint8), factors, dst_consts.view(np.uint8), dst_ratios, dst_r128
 
-    def behz_extend(self, x, q, bsk, m_tilde):
-        """BEHZ exact extension q -> B_sk (FastBConv with m~ and the small Montgomery reduction) in one kernel."""
+    def behz_extend(self, x, q, bsk, m_tilde, out=None):
+        """BEHZ exact extension q -> B_sk (FastBConv with m~ and the small Montgomery reduction) in one kernel,
+        written into `out` when given."""
         q, bsk = _check_moduli(q, "q"), _check_moduli(bsk, "bsk")
         m_tilde = int(m_tilde)
 
@@ -575,7 +593,7 @@ class CupyRnsOps(RnsOps):
             )
 
         return self._conversion(
-            "rns_behz_extend", x, len(q), len(bsk), self._uploaded(("behz_extend", q, bsk, m_tilde), build)
+            "rns_behz_extend", x, len(q), len(bsk), self._uploaded(("behz_extend", q, bsk, m_tilde), build), out=out
         )
 
     def behz_floor(self, d_q, d_bsk, t, q, bsk):
