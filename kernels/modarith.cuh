@@ -110,9 +110,10 @@ struct Goldilocks {
     __device__ __forceinline__ explicit Goldilocks(const ModConst&) {}
 
     // lo + hi 2^64 mod P as some value below 2^64 (lazy: not always below P), from lo - hh + hl (2^32 - 1)
-    // for hi = hh 2^32 + hl. A borrow out of lo - hh is worth -2^64 = -EPS and a carry out of the sum +EPS;
-    // neither correction can wrap again. On the device each step is one carry chain in 32-bit halves (the
-    // flag is turned into a mask, never carried from an add into a subtract); host builds run the C++ twin.
+    // for hi = hh 2^32 + hl. A borrow out of lo - hh leaves the value 2^64 = EPS too large, a carry out of the
+    // sum EPS too small; neither correction can wrap again. On the device each step is one carry chain in
+    // 32-bit halves (the flag is turned into a mask, never carried from an add into a subtract); host builds
+    // run the C++ twin.
     __device__ __forceinline__ static u64 reduce128(u64 lo, u64 hi) {
 #ifdef __CUDA_ARCH__
         u32 r0, r1;

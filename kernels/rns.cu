@@ -218,8 +218,8 @@ extern "C" __global__ void rns_centered_lift(LIFT_ARGS) { lift<2>(LIFT_PASS); }
 // each destination sum is accumulated exactly (ProductSum, RNS_CONV_TILE destinations per pass over
 // the residues) and reduced once.
 // ------------------------------------------------------------------------------------------------
-extern "C" __global__ void rns_base_convert(u64* __restrict__ out, long long out_bs, const u64* __restrict__ x, long long x_bs,
-                                            long long batch, int src_limbs, int dst_limbs, long long n,
+extern "C" __global__ void rns_base_convert(u64* __restrict__ out, long long out_bs, const u64* __restrict__ x,
+                                            long long x_bs, long long batch, int src_limbs, int dst_limbs, long long n,
                                             const ModConst* __restrict__ src_consts,
                                             const Tw64* __restrict__ qhat_inv,
                                             const ModConst* __restrict__ dst_consts,
@@ -358,8 +358,8 @@ extern "C" __global__ void rns_tensor(u64* __restrict__ out, const u64* __restri
 //   out_j = (y_j + centered(r) * (Q mod b_j)) / m~ mod b_j.
 // src_w_i = m~ (Q/q_i)^-1 mod q_i (Shoup); factors [dst_limbs + 1][src_limbs], the last row mod m~;
 // dst tables have dst_limbs + 1 rows (B_sk then m~); q_mod_dst[j] = Q mod b_j; m_inv[j] = m~^-1 mod b_j.
-extern "C" __global__ void rns_behz_extend(u64* __restrict__ out, long long out_bs, const u64* __restrict__ x, long long x_bs,
-                                           long long batch, int src_limbs, int dst_limbs, long long n,
+extern "C" __global__ void rns_behz_extend(u64* __restrict__ out, long long out_bs, const u64* __restrict__ x,
+                                           long long x_bs, long long batch, int src_limbs, int dst_limbs, long long n,
                                            const ModConst* __restrict__ src_consts, const Tw64* __restrict__ src_w,
                                            const ModConst* __restrict__ dst_consts,
                                            const WideRatio* __restrict__ dst_ratios,
@@ -420,8 +420,8 @@ extern "C" __global__ void rns_behz_floor(u64* __restrict__ out, const u64* __re
 //   out_j = c_j - centered(alpha) * (M_B mod q_j) mod q_j, out (batch, dst_limbs, n).
 // src_w_i = (M_B/b_i)^-1 mod b_i (Shoup); factors [dst_limbs + 1][src_limbs], the last row mod m_sk;
 // dst tables have dst_limbs + 1 rows (q then m_sk); mb_mod_dst[j] = M_B mod q_j.
-extern "C" __global__ void rns_behz_sk(u64* __restrict__ out, long long out_bs, const u64* __restrict__ x, long long x_bs,
-                                       long long batch, int src_limbs, int dst_limbs, long long n,
+extern "C" __global__ void rns_behz_sk(u64* __restrict__ out, long long out_bs, const u64* __restrict__ x,
+                                       long long x_bs, long long batch, int src_limbs, int dst_limbs, long long n,
                                        const ModConst* __restrict__ src_consts, const Tw64* __restrict__ src_w,
                                        const ModConst* __restrict__ dst_consts,
                                        const WideRatio* __restrict__ dst_ratios, const u64* __restrict__ dst_r128,
