@@ -55,9 +55,10 @@ def run(instructions, values: list[int]) -> list[int]:
         op, args = ins.split(None, 1)
         args = [a.strip() for a in args.split(",")]
         parts = op.split(".")
-        if parts[0] == "setp":  # setp.CMP.TYPE p, a, b
-            compare = {"ne": int.__ne__, "eq": int.__eq__, "lt": int.__lt__, "ge": int.__ge__}[parts[1]]
-            put(args[0], int(compare(get(args[1]), get(args[2]))))
+        if parts[0] == "setp":  # setp.ne.TYPE p, a, b (the only comparison the kernels use)
+            if parts[1] != "ne":
+                raise ValueError(f"instruction not modelled: {ins}")
+            put(args[0], int(get(args[1]) != get(args[2])))
             continue
         if parts[0] == "selp":  # selp.TYPE d, a, b, p
             put(args[0], get(args[1]) if get(args[3]) else get(args[2]))
