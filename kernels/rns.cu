@@ -34,30 +34,62 @@ __device__ __forceinline__ u64 shoup_mul(u64 x, const Tw64& t, u64 q) {
     return r >= q ? r - q : r;
 }
 
-// A sum of up to 2^32 products of two words below 2^64, kept exactly in 160 bits: lo + mid 2^64 + top 2^128.
-// On the device one carry chain per product (mad.lo, madc.hi, addc: the carry flag never leaves the asm
-// statement); host builds run the C++ twin below it.
+// A sum of up to 2^31 products of two words below 2^64, kept exactly as two parts: e (five 32-bit digits at
+// positions 0..4) takes a0 b0 + a1 b1 2^64, o (three digits at positions 1..3) takes a0 b1 + a1 b0 (a = a0 +
+// a1 2^32, b likewise). On the device each part is one carry chain of 32-bit multiply-adds per product whose
+// lo/hi pairs sit on aligned register pairs: four wide multiply-adds with carry (IMAD.WIDE.U32.X) and three
+// adds per product, with no moves; total() adds the parts once. Host builds run the C++ twin.
 struct ProductSum {
-    u64 lo, mid;
-    u32 top;
-    __device__ __forceinline__ ProductSum() : lo(0), mid(0), top(0) {}
+    u32 e[5], o[3];
+    __device__ __forceinline__ ProductSum() : e{0, 0, 0, 0, 0}, o{0, 0, 0} {}
     __device__ __forceinline__ void add_product(u64 a, u64 b) {
+        const u32 a0 = (u32)a, a1 = (u32)(a >> 32), b0 = (u32)b, b1 = (u32)(b >> 32);
 #ifdef __CUDA_ARCH__
-        asm("mad.lo.cc.u64 %0, %3, %4, %0;\n\t"
-            "madc.hi.cc.u64 %1, %3, %4, %1;\n\t"
-            "addc.u32 %2, %2, 0;"
-            : "+l"(lo), "+l"(mid), "+r"(top)
-            : "l"(a), "l"(b));
+        asm("mad.lo.cc.u32 %0, %8, %10, %0;\n\t"
+            "madc.hi.cc.u32 %1, %8, %10, %1;\n\t"
+            "madc.lo.cc.u32 %2, %9, %11, %2;\n\t"
+            "madc.hi.cc.u32 %3, %9, %11, %3;\n\t"
+            "addc.u32 %4, %4, 0;\n\t"
+            "mad.lo.cc.u32 %5, %8, %11, %5;\n\t"
+            "madc.hi.cc.u32 %6, %8, %11, %6;\n\t"
+            "addc.u32 %7, %7, 0;\n\t"
+            "mad.lo.cc.u32 %5, %9, %10, %5;\n\t"
+            "madc.hi.cc.u32 %6, %9, %10, %6;\n\t"
+            "addc.u32 %7, %7, 0;"
+            : "+r"(e[0]), "+r"(e[1]), "+r"(e[2]), "+r"(e[3]), "+r"(e[4]), "+r"(o[0]), "+r"(o[1]), "+r"(o[2])
+            : "r"(a0), "r"(a1), "r"(b0), "r"(b1));
 #else
-        const u128 p = (u128)a * b;
-        const u128 low = ((u128)mid << 64 | lo) + p;
-        top += low < p ? 1 : 0;
-        lo = (u64)low;
-        mid = (u64)(low >> 64);
+        const u64 lo = (u64)a0 * b0, hi = (u64)a1 * b1, cross0 = (u64)a0 * b1, cross1 = (u64)a1 * b0;
+        u64 c = 0;
+        const u64 ev[4] = {lo & 0xffffffffu, lo >> 32, hi & 0xffffffffu, hi >> 32};
+        for (int i = 0; i < 4; ++i) {
+            const u64 t = (u64)e[i] + ev[i] + c;
+            e[i] = (u32)t;
+            c = t >> 32;
+        }
+        e[4] += (u32)c;
+        const u64 cross[2] = {cross0, cross1};
+        for (int k = 0; k < 2; ++k) {
+            const u64 x = cross[k];
+            const u64 t0 = (u64)o[0] + (x & 0xffffffffu), t1 = (u64)o[1] + (x >> 32) + (t0 >> 32);
+            o[0] = (u32)t0;
+            o[1] = (u32)t1;
+            o[2] += (u32)(t1 >> 32);
+        }
 #endif
+    }
+    // The sum as lo + mid 2^64 + top 2^128.
+    __device__ __forceinline__ void total(u64& lo, u64& mid, u32& top) const {
+        const u64 t1 = (u64)e[1] + o[0], t2 = (u64)e[2] + o[1] + (t1 >> 32), t3 = (u64)e[3] + o[2] + (t2 >> 32);
+        lo = (u64)(u32)t1 << 32 | e[0];
+        mid = (u64)(u32)t3 << 32 | (u32)t2;
+        top = e[4] + (u32)(t3 >> 32);
     }
     // The sum mod q; r128 = 2^128 mod q carries the top word in.
     __device__ __forceinline__ u64 reduce(u64 q, const WideRatio& r, u64 r128) const {
+        u64 lo, mid;
+        u32 top;
+        total(lo, mid, top);
         u64 v = wide_reduce(mid, lo, q, r);
         if (top) {
             const u128 t = (u128)(top % q) * r128 + v;
@@ -304,7 +336,8 @@ __device__ __forceinline__ u64 dot_mod(const u64* y, const u64* c, int count, u6
 // v in [0, m) lifted to (-m/2, m/2] and reduced mod q (the centered_lift of one value).
 __device__ __forceinline__ u64 centered_mod(u64 v, u64 m, u64 q, const WideRatio& r) {
     const bool negative = v > (m >> 1);
-    const u64 red = wide_reduce(0, negative ? m - v : v, q, r);
+    const u64 mag = negative ? m - v : v;
+    const u64 red = m <= q ? mag : wide_reduce(0, mag, q, r);  // below m, so already reduced when m <= q
     return negative && red != 0 ? q - red : red;
 }
 
