@@ -520,34 +520,56 @@ extern "C" __global__ void rns_scale_round(u64* __restrict__ out, const u64* __r
 // Automorphisms x(X) -> x(X^g), g odd, in Z_q[X]/(X^n + 1). Rows are independent (the sign needs q).
 // ------------------------------------------------------------------------------------------------
 
-// Coefficients: x_i X^i -> x_i X^(i g mod 2n), negated when i g mod 2n >= n.
-extern "C" __global__ void rns_automorphism_coeff(u64* __restrict__ out, const u64* __restrict__ x,
-                                                  long long batch, int limbs, int log_n, u64 g,
-                                                  const ModConst* __restrict__ consts) {
+// Coefficients: x_i X^i -> x_i X^(i g mod 2n), negated when i g mod 2n >= n. x and out are addressed by
+// their batch strides (x_bs, out_bs; an item's limbs contiguous). ACCUMULATE: out += the image (in place;
+// each output coefficient is written by exactly one input coefficient, so rows need no synchronisation).
+template <bool ACCUMULATE>
+__device__ __forceinline__ void automorphism_coeff(u64* __restrict__ out, long long out_bs, const u64* __restrict__ x,
+                                                   long long x_bs, long long batch, int limbs, int log_n, u64 g,
+                                                   const ModConst* __restrict__ consts) {
     const long long n = 1ll << log_n;
     const u64 mask = 2 * (u64)n - 1;
     ROWS_LOOP(batch * limbs) {
-        const int l = (int)(row % limbs);
+        const long long bi = row / limbs;
+        const int l = (int)(row - bi * limbs);
         const u64 q = consts[l].q;
-        const u64* px = x + row * n;
-        u64* po = out + row * n;
+        const u64* px = x + bi * x_bs + l * n;
+        u64* po = out + bi * out_bs + l * n;
         COLS_LOOP(n) {
             const u64 e = ((u64)col * g) & mask;
             const u64 v = px[col];
-            if (e >= (u64)n) po[e - n] = v == 0 ? 0 : q - v;
-            else po[e] = v;
+            const u64 image = e >= (u64)n ? (v == 0 ? 0 : q - v) : v;
+            u64* dst = po + (e & (u64)(n - 1));
+            if (ACCUMULATE) {
+                const u64 s = *dst + image;
+                *dst = s >= q ? s - q : s;
+            } else {
+                *dst = image;
+            }
         }
     }
 }
+#define AUTOMORPHISM_COEFF_ARGS                                                                             \
+    u64 *__restrict__ out, long long out_bs, const u64 *__restrict__ x, long long x_bs, long long batch,   \
+        int limbs, int log_n, u64 g, const ModConst *__restrict__ consts
+#define AUTOMORPHISM_COEFF_PASS out, out_bs, x, x_bs, batch, limbs, log_n, g, consts
+extern "C" __global__ void rns_automorphism_coeff(AUTOMORPHISM_COEFF_ARGS) {
+    automorphism_coeff<false>(AUTOMORPHISM_COEFF_PASS);
+}
+extern "C" __global__ void rns_automorphism_coeff_add(AUTOMORPHISM_COEFF_ARGS) {
+    automorphism_coeff<true>(AUTOMORPHISM_COEFF_PASS);
+}
 
 // Negacyclic NTT values in natural order: X_k = x(psi^(2k+1)), so the image has
-// Y_k = X_k' with 2k' + 1 = g (2k + 1) mod 2n (a permutation, no signs).
-extern "C" __global__ void rns_automorphism_ntt(u64* __restrict__ out, const u64* __restrict__ x,
+// Y_k = X_k' with 2k' + 1 = g (2k + 1) mod 2n (a permutation, no signs). out (batch, limbs, n) contiguous.
+extern "C" __global__ void rns_automorphism_ntt(u64* __restrict__ out, const u64* __restrict__ x, long long x_bs,
                                                 long long batch, int limbs, int log_n, u64 g) {
     const long long n = 1ll << log_n;
     const u64 mask = 2 * (u64)n - 1;
     ROWS_LOOP(batch * limbs) {
-        const u64* px = x + row * n;
+        const long long bi = row / limbs;
+        const int l = (int)(row - bi * limbs);
+        const u64* px = x + bi * x_bs + l * n;
         u64* po = out + row * n;
         COLS_LOOP(n) {
             const u64 src = ((((u64)(2 * col + 1)) * g) & mask) >> 1;

@@ -184,6 +184,17 @@ def check_automorphism(ops, rng, lead, n, moduli, to_host, ntt_reference=True, r
             check_equal(got_ntt, obj(hb.ntt(np.asarray(got), list(moduli), negacyclic=True)), f"automorphism ntt g={g}")
         if reference is not None:
             check_equal(got, obj(reference.automorphism(x, g, moduli, False)), f"automorphism coeff g={g} vs cpu")
+        # views of a 2-component array: the image of one part, and the other's image added into a part in place
+        pair = residues(rng, tuple(lead) + (2,), moduli, n)
+        dpair = ops.asarray(pair)
+        got_view = to_host(ops.automorphism(dpair[..., 1, :, :], g, moduli, ntt_form=False))
+        check_equal(got_view, automorphism_coeff_oracle(pair[..., 1, :, :], g, moduli), f"automorphism of a view g={g}")
+        want_sum = (obj(pair[..., 1, :, :]) + automorphism_coeff_oracle(pair[..., 0, :, :], g, moduli)) % qcol(moduli)
+        want_x = obj(pair[..., 0, :, :])  # (dpair may be pair itself on a NumPy engine)
+        acc = dpair[..., 1, :, :]
+        assert ops.automorphism_add(dpair[..., 0, :, :], g, moduli, acc) is acc
+        check_equal(to_host(dpair[..., 1, :, :]), want_sum, f"automorphism_add into a view g={g}")
+        check_equal(to_host(dpair[..., 0, :, :]), want_x, f"automorphism_add leaves its input g={g}")
 
 
 def check_random(ops, to_host, n=4096, moduli=None):

@@ -217,6 +217,12 @@ class RnsOps(abc.ABC):
             acc = term if acc is None else self.add(acc, term, moduli)
         return acc
 
+    def automorphism_add(self, x, galois_elt, moduli, acc):
+        """acc += x(X^g) on coefficients, written into acc (..., L, n) in place (a view of a larger array
+        included); returns acc."""
+        acc[...] = self.add(acc, self.automorphism(x, galois_elt, moduli, ntt_form=False), moduli)
+        return acc
+
     def mod_down(self, x, moduli, special, add=None):
         """Division by the special prime with rounding: x (..., L + 1, n) over moduli + (special,) ->
         (x_i - [x_p]_centered) * special^-1 mod q_i, shape (..., L, n); plus `add` (..., L, n) if given."""

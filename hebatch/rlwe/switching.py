@@ -27,12 +27,11 @@ def key_at_level(xp, ksk, limbs: int):
 
 def apply_automorphism(ops, c, galois_elt: int, q, switch):
     """Data of ct(X^g) switched back to s, for 2-component data c (..., 2, L, n) in coefficient form:
-    both components moved by X -> X^g, then c1(X^g) switched by `switch` (a function of (..., L, n)
-    giving (..., 2, L, n), the key switch with the key of g) and c0(X^g) added to its first part."""
-    moved = ops.automorphism(c, galois_elt, q, ntt_form=False)
-    switched = switch(moved[..., 1, :, :])
-    c0 = ops.add(moved[..., 0, :, :], switched[..., 0, :, :], q)
-    return ops.xp.stack([c0, switched[..., 1, :, :]], axis=-3)
+    c1(X^g) switched by `switch` (a function of (..., L, n) giving a new (..., 2, L, n) array, the key
+    switch with the key of g), then c0(X^g) added into its first part in place."""
+    switched = switch(ops.automorphism(c[..., 1, :, :], galois_elt, q, ntt_form=False))
+    ops.automorphism_add(c[..., 0, :, :], galois_elt, q, switched[..., 0, :, :])
+    return switched
 
 
 __all__ = ["key_switch", "key_at_level", "apply_automorphism"]

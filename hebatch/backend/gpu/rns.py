@@ -718,8 +718,8 @@ class CupyRnsOps(RnsOps):
         )
         return out
 
-    def automorphism(self, x, galois_elt, moduli, ntt_form):
-        """x(X) -> x(X^g) in Z_q[X]/(X^n + 1): coefficients (signed permutation) or NTT values (permutation)."""
+    def _automorphism_args(self, x, galois_elt, moduli):
+        """Checks of an automorphism's input; (x as (array, lead, batch stride), n, g, consts)."""
         moduli = _check_moduli(moduli)
         x = self._array(x, "x")
         n = x.shape[-1]
@@ -731,16 +731,33 @@ class CupyRnsOps(RnsOps):
         if x.shape[-2] != len(moduli):
             raise ValueError(f"x has {x.shape[-2]} limbs but there are {len(moduli)} moduli")
         consts, _, _ = self._modulus_tables(moduli)
-        x = self.xp.ascontiguousarray(x)
-        out = self.xp.empty(x.shape, dtype=np.uint64)
-        limbs, batch = x.shape[-2], math.prod(x.shape[:-2])
+        return self._items(x, "x", 2, len(moduli)), n, g, consts
+
+    def automorphism(self, x, galois_elt, moduli, ntt_form):
+        """x(X) -> x(X^g) in Z_q[X]/(X^n + 1): coefficients (signed permutation) or NTT values (permutation).
+        x may be a view of a larger array (each item's limbs contiguous, as c[..., 1, :, :])."""
+        (x, lead, x_bs), n, g, consts = self._automorphism_args(x, galois_elt, moduli)
+        limbs, batch = x.shape[-2], math.prod(lead)
+        out = self.xp.empty(lead + (limbs, n), dtype=np.uint64)
         log_n = n.bit_length() - 1
         if ntt_form:
-            args = (out, x, np.int64(batch), np.int32(limbs), np.int32(log_n), np.uint64(g))
+            args = (out, x, x_bs, np.int64(batch), np.int32(limbs), np.int32(log_n), np.uint64(g))
         else:
-            args = (out, x, np.int64(batch), np.int32(limbs), np.int32(log_n), np.uint64(g), consts)
+            args = (out, np.int64(limbs * n), x, x_bs, np.int64(batch), np.int32(limbs), np.int32(log_n), np.uint64(g))
+            args += (consts,)
         self._launch("rns_automorphism_ntt" if ntt_form else "rns_automorphism_coeff", batch * limbs, n, args)
         return out
+
+    def automorphism_add(self, x, galois_elt, moduli, acc):
+        """acc += x(X^g) on coefficients, in one kernel writing acc in place (acc may be a view such as
+        c[..., 0, :, :]); returns acc."""
+        (x, lead, x_bs), n, g, consts = self._automorphism_args(x, galois_elt, moduli)
+        limbs, batch = x.shape[-2], math.prod(lead)
+        acc_bs = self._out_items(acc, lead + (limbs, n))
+        log_n = n.bit_length() - 1
+        args = (acc, acc_bs, x, x_bs, np.int64(batch), np.int32(limbs), np.int32(log_n), np.uint64(g), consts)
+        self._launch("rns_automorphism_coeff_add", batch * limbs, n, args)
+        return acc
 
     # -- randomness ------------------------------------------------------------------------------
     def _shape(self, shape, name="shape"):
