@@ -343,8 +343,11 @@ __device__ __forceinline__ u64 centered_mod(u64 v, u64 m, u64 q, const WideRatio
 
 // Key-switching mod-down: x (batch, limbs + 1, n) over (q_0 .. q_{L-1}, p) ->
 //   out_l = (x_l - centered(x_p)) * p^-1 mod q_l  [+ add_l when add != 0], out (batch, limbs, n).
+// Item b of add is at (b / add_parts) add_bs + (b % add_parts) add_ps: the batch's last axis may have a stride
+// of its own (the parts c0, c1 of a 3-part ciphertext, read in place).
 extern "C" __global__ void rns_mod_down(u64* __restrict__ out, const u64* __restrict__ x, long long x_bs,
-                                        const u64* __restrict__ add, long long add_bs, int has_add, u64 p,
+                                        const u64* __restrict__ add, long long add_bs, int add_parts,
+                                        long long add_ps, int has_add, u64 p,
                                         const Tw64* __restrict__ p_inv, long long batch, int limbs, long long n,
                                         const ModConst* __restrict__ consts, const WideRatio* __restrict__ ratios) {
     ROWS_LOOP(batch * limbs) {
@@ -353,7 +356,7 @@ extern "C" __global__ void rns_mod_down(u64* __restrict__ out, const u64* __rest
         const Mod64 M(consts[l]);
         const WideRatio r = ratios[l];
         const u64* px = x + bi * x_bs;
-        const u64* pa = add + bi * add_bs + l * n;
+        const u64* pa = add + (bi / add_parts) * add_bs + (bi % add_parts) * add_ps + l * n;
         u64* po = out + row * n;
         COLS_LOOP(n) {
             const u64 lifted = centered_mod(px[limbs * n + col], p, M.q, r);

@@ -351,6 +351,10 @@ def check_fused(ops, ref, rng, lead, n, limbs, to_host):
     want = RnsOps.mod_down(ref, acc, q, special)
     same(ops.mod_down(xp.asarray(acc), q, special), want, "mod_down")
     same(ops.mod_down(xp.asarray(acc), q, special, add=xp.asarray(add)), ref.add(want, add, q), "mod_down add")
+    # add as the first two parts of a 3-part array (relinearization's c0, c1), read in place
+    three = residues(rng, tuple(lead) + (3,), q, n)
+    got = ops.mod_down(xp.asarray(acc), q, special, add=xp.asarray(three)[..., :2, :, :])
+    same(got, ref.add(want, three[..., :2, :, :], q), "mod_down add of two parts of three")
     # tensor on views of a (..., 4, L, n) array
     x = residues(rng, tuple(lead) + (4,), q, n)
     dx = xp.asarray(x)

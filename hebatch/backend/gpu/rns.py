@@ -418,24 +418,42 @@ class CupyRnsOps(RnsOps):
             raise ValueError(f"{name} must have at least {inner} axes, got shape {x.shape}")
         if x.shape[-2] != limbs:
             raise ValueError(f"{name} has {x.shape[-2]} limbs, expected {limbs}")
-        lead, item_shape = x.shape[:-inner], x.shape[-inner:]
-        item_size = math.prod(item_shape)
+        lead = x.shape[:-inner]
+        bs = self._lead_stride(x, inner)
+        if bs is None:
+            x = self.xp.ascontiguousarray(x)
+            bs = math.prod(x.shape[-inner:])
+        return x, lead, np.int64(bs)
+
+    @staticmethod
+    def _lead_stride(x, inner: int):
+        """The one stride (in elements) between the items of x (its last `inner` axes, which must be
+        C-contiguous), or None where the items are not contiguous or the lead axes do not collapse."""
+        lead, item_shape = x.shape[: x.ndim - inner], x.shape[x.ndim - inner :]
         isz = x.itemsize
-        ok = True
         expected = isz
-        for extent, stride in zip(reversed(item_shape), reversed(x.strides[-inner:])):
+        for extent, stride in zip(reversed(item_shape), reversed(x.strides[x.ndim - inner :])):
             if extent != 1 and stride != expected:
-                ok = False
+                return None
             expected *= extent
         axes = [(e, st) for e, st in zip(lead, x.strides[: len(lead)]) if e != 1]
-        bs = axes[-1][1] if axes else item_size * isz
         for (_e0, s0), (e1, s1) in zip(axes, axes[1:]):
             if s0 != s1 * e1:
-                ok = False
-        if not ok or bs < 0 or bs % isz:
-            x = self.xp.ascontiguousarray(x)
-            bs = item_size * isz
-        return x, lead, np.int64(bs // isz)
+                return None
+        bs = axes[-1][1] if axes else math.prod(item_shape) * isz
+        return None if bs < 0 or bs % isz else bs // isz
+
+    def _part_strides(self, x, inner: int):
+        """(outer stride, parts, part stride) in elements addressing x (..., parts, <inner axes>) without a
+        copy where only its last lead axis keeps a stride of its own (as c[..., :2, :, :] of a (..., 3, L, n)
+        array), or None."""
+        if x.ndim <= inner:
+            return None
+        outer = self._lead_stride(x[(..., 0) + (slice(None),) * inner], inner)
+        part = x.strides[-inner - 1]
+        if outer is None or part < 0 or part % x.itemsize:
+            return None
+        return np.int64(outer), np.int32(x.shape[-inner - 1]), np.int64(part // x.itemsize)
 
     def _uploaded(self, key, build):
         """Device copies of the host tables build() returns (a tuple of arrays and scalars), cached."""
@@ -497,10 +515,17 @@ class CupyRnsOps(RnsOps):
         limbs = len(moduli)
         x, lead, x_bs = self._items(x, "x", 2, limbs + 1)
         n = x.shape[-1]
+        add_bs, add_parts, add_ps = np.int64(0), np.int32(1), np.int64(0)
         if add is not None:
-            add, add_lead, add_bs = self._items(add, "add", 2, limbs)
-            if add_lead != lead or add.shape[-1] != n:
+            add = self._array(add, "add")
+            if tuple(add.shape) != tuple(lead) + (limbs, n):
                 raise ValueError(f"add has shape {add.shape}, expected {lead + (limbs, n)}")
+            # the first two parts of a 3-part ciphertext (relinearization) are read in place
+            parted = None if self._lead_stride(add, 2) is not None else self._part_strides(add, 2)
+            if parted is None:
+                add, _, add_bs = self._items(add, "add", 2, limbs)
+            else:
+                add_bs, add_parts, add_ps = parted
         consts, ratios, _ = self._modulus_tables(moduli)
 
         def build():
@@ -521,7 +546,9 @@ class CupyRnsOps(RnsOps):
                 x,
                 x_bs,
                 add if add is not None else x,
-                add_bs if add is not None else np.int64(0),
+                add_bs,
+                add_parts,
+                add_ps,
                 np.int32(add is not None),
                 np.uint64(special),
                 p_inv,
