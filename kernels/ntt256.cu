@@ -2,7 +2,7 @@
 // API holds them ((batch, n, 4) uint64, standard form), in place after the first pass.
 //
 // Two radix-2 transforms, both built from one pass kernel that runs up to 11 consecutive stages in shared
-// memory (a block holds 2^11 elements: 64 KiB):
+// memory (a block holds 2^11 elements: 64 KiB), two stages per round trip through it where they pair up:
 //  * DIF (Gentleman-Sande butterflies, natural in -> bit-reversed out): passes from the top index bits down.
 //    With the index split as (high H, pass bits t: k of them, low bits r: L of them), the pass computes for
 //    each (H, r) the K = 2^k point DIF along t with root w^(n/K), then multiplies position t by
@@ -139,31 +139,70 @@ __global__ void __launch_bounds__(NTT256_THREADS, 3)
     __syncthreads();
 
     // stages: half-size h = K/2 .. 1 (DIF) or 1 .. K/2 (DIT); butterfly j of a group uses w_K^(j K / 2h),
-    // entry j 2^(log_ktop - 1 - log h) of the sub table
-    for (int s = 0; s < log_k; ++s) {
-        const int log_h = DIT ? s : log_k - 1 - s;
+    // entry j 2^(log_ktop - 1 - log h) of the sub table. Two stages at a time where they pair up: a thread takes
+    // four elements through both stages in registers (two butterflies each), so a pass makes half as many
+    // round trips through shared memory and barriers; an odd stage count starts with one radix-2 stage.
+    auto twiddle = [&](int j, int log_h) { return sub_tw[j << (log_ktop - 1 - log_h)]; };
+    // one butterfly: DIF (a + b, (a - b) w) or DIT (a + w b, a - w b); w = 1 when log_h == 0
+    auto butterfly = [&](Fe& a, Fe& b, int j, int log_h) {
+        if (log_h == 0) {
+            const Fe s = fadd<F>(a, b);
+            b = fsub<F>(a, b);
+            a = s;
+        } else if (DIT) {
+            const Fe wb = mont_mul<F>(b, twiddle(j, log_h), pd);
+            b = fsub<F>(a, wb);
+            a = fadd<F>(a, wb);
+        } else {
+            const Fe d = fsub_unreduced<F>(a, b);  // (a - b + p) w: exact, see fsub_unreduced
+            a = fadd<F>(a, b);
+            b = mont_mul<F>(twiddle(j, log_h), d, pd);
+        }
+    };
+    int s = 0;
+    if (log_k & 1) {
+        const int log_h = DIT ? 0 : log_k - 1;
         const int h = 1 << log_h;
         for (int b = threadIdx.x; b < (E >> 1); b += NTT256_THREADS) {
             const int c = b >> (log_k - 1);
             const int q = b & ((K >> 1) - 1);
             const int j = q & (h - 1);
-            const int t0 = ((q >> log_h) << (log_h + 1)) | j;
-            Fe* x = sm + c * K + t0;
-            const Fe a = x[0], y = x[h];
-            if (log_h == 0) {  // h = 1: the twiddle is w^0 = 1 (the same branch for the whole block)
-                x[0] = fadd<F>(a, y);
-                x[1] = fsub<F>(a, y);
-                continue;
-            }
-            const Fe w = sub_tw[j << (log_ktop - 1 - log_h)];
+            Fe* x = sm + c * K + ((q >> log_h) << (log_h + 1)) + j;
+            Fe a = x[0], y = x[h];
+            butterfly(a, y, j, log_h);
+            x[0] = a;
+            x[h] = y;
+        }
+        __syncthreads();
+        s = 1;
+    }
+    for (; s < log_k; s += 2) {
+        // DIF: stages of half-size h then h/2 on x[j + {0, h/2, h, 3h/2}] of a group of 2h;
+        // DIT: stages of half-size h then 2h on x[j + {0, h, 2h, 3h}] of a group of 4h
+        const int log_h = DIT ? s : log_k - 1 - s;
+        const int log_r = DIT ? log_h : log_h - 1;  // log of the spacing of the four elements
+        const int r = 1 << log_r;
+        for (int g = threadIdx.x; g < (E >> 2); g += NTT256_THREADS) {
+            const int c = g >> (log_k - 2);
+            const int q = g & ((K >> 2) - 1);
+            const int j = q & (r - 1);
+            Fe* x = sm + c * K + ((q >> log_r) << (log_r + 2)) + j;
+            Fe x0 = x[0], x1 = x[r], x2 = x[2 * r], x3 = x[3 * r];
             if (DIT) {
-                const Fe wy = mont_mul<F>(y, w, pd);
-                x[0] = fadd<F>(a, wy);
-                x[h] = fsub<F>(a, wy);
+                butterfly(x0, x1, j, log_h);
+                butterfly(x2, x3, j, log_h);
+                butterfly(x0, x2, j, log_h + 1);
+                butterfly(x1, x3, j + r, log_h + 1);
             } else {
-                x[0] = fadd<F>(a, y);
-                x[h] = mont_mul<F>(w, fsub_unreduced<F>(a, y), pd);  // (a - y + p) w: exact, see fsub_unreduced
+                butterfly(x0, x2, j, log_h);
+                butterfly(x1, x3, j + r, log_h);
+                butterfly(x0, x1, j, log_h - 1);
+                butterfly(x2, x3, j, log_h - 1);
             }
+            x[0] = x0;
+            x[r] = x1;
+            x[2 * r] = x2;
+            x[3 * r] = x3;
         }
         __syncthreads();
     }
