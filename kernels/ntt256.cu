@@ -159,15 +159,21 @@ __global__ void __launch_bounds__(NTT256_THREADS, 3)
             b = mont_mul<F>(twiddle(j, log_h), d, pd);
         }
     };
+    // the first of the 2^m elements, spaced 2^log_r apart, that unit u of a stage (or pair) takes; j = its offset
+    // in its group of 2^(log_r + m)
+    auto unit_at = [&](int u, int m, int log_r, int& j) {
+        const int c = u >> (log_k - m);
+        const int q = u & ((K >> m) - 1);
+        j = q & ((1 << log_r) - 1);
+        return sm + c * K + ((q >> log_r) << (log_r + m)) + j;
+    };
     int s = 0;
     if (log_k & 1) {
         const int log_h = DIT ? 0 : log_k - 1;
         const int h = 1 << log_h;
         for (int b = threadIdx.x; b < (E >> 1); b += NTT256_THREADS) {
-            const int c = b >> (log_k - 1);
-            const int q = b & ((K >> 1) - 1);
-            const int j = q & (h - 1);
-            Fe* x = sm + c * K + ((q >> log_h) << (log_h + 1)) + j;
+            int j;
+            Fe* x = unit_at(b, 1, log_h, j);
             Fe a = x[0], y = x[h];
             butterfly(a, y, j, log_h);
             x[0] = a;
@@ -183,10 +189,8 @@ __global__ void __launch_bounds__(NTT256_THREADS, 3)
         const int log_r = DIT ? log_h : log_h - 1;  // log of the spacing of the four elements
         const int r = 1 << log_r;
         for (int g = threadIdx.x; g < (E >> 2); g += NTT256_THREADS) {
-            const int c = g >> (log_k - 2);
-            const int q = g & ((K >> 2) - 1);
-            const int j = q & (r - 1);
-            Fe* x = sm + c * K + ((q >> log_r) << (log_r + 2)) + j;
+            int j;
+            Fe* x = unit_at(g, 2, log_r, j);
             Fe x0 = x[0], x1 = x[r], x2 = x[2 * r], x3 = x[3 * r];
             if (DIT) {
                 butterfly(x0, x1, j, log_h);
