@@ -188,3 +188,14 @@ def test_behz_extend_out_must_be_written_in_place(ops):
     strided = np.empty((2, len(bsk), 2 * n), dtype=np.uint64)[..., ::2]  # its rows are not contiguous
     with pytest.raises(ValueError, match="contiguously"):
         ops.behz_extend(x, q, bsk, m_tilde, out=strided)
+
+
+def test_automorphism_add_acc_must_be_written_in_place(ops):
+    n = 32
+    q = rns_checks.moduli_for(n, 2)
+    x = rns_checks.residues(np.random.default_rng(), (2,), q, n)
+    with pytest.raises(ValueError, match="acc must have shape"):
+        ops.automorphism_add(x, 3, q, np.zeros((3, len(q), n), dtype=np.uint64))
+    strided = np.zeros((2, len(q), 2 * n), dtype=np.uint64)[..., ::2]  # its rows are not contiguous
+    with pytest.raises(ValueError, match="acc must hold each item's rows contiguously"):
+        ops.automorphism_add(x, 3, q, strided)

@@ -396,17 +396,19 @@ class CupyRnsOps(RnsOps):
         )
         return out
 
-    def _out_items(self, out, shape):
+    def _out_items(self, out, shape, name="out"):
         """The batch stride in elements of an output array `out` of `shape` that a kernel writes in place: each
         item (the last two axes) C-contiguous and the lead axes collapsing to one stride, as _items reads
         (views such as d[..., L:, :] qualify). Unlike an input, an output cannot be copied to fit."""
-        out = self._array(out, "out")
+        out = self._array(out, name)
         if tuple(out.shape) != tuple(shape):
-            raise ValueError(f"out must have shape {tuple(shape)}, got {tuple(out.shape)}")
-        view, _, bs = self._items(out, "out", 2, shape[-2])
-        if view is not out:
-            raise ValueError("out must hold each item's rows contiguously, one stride between items (as d[..., L:, :])")
-        return bs
+            raise ValueError(f"{name} must have shape {tuple(shape)}, got {tuple(out.shape)}")
+        bs = self._lead_stride(out, 2)
+        if bs is None:
+            raise ValueError(
+                f"{name} must hold each item's rows contiguously, one stride between items (as d[..., L:, :])"
+            )
+        return np.int64(bs)
 
     # -- fused steps (overrides of RnsOps' generic compositions) -------------------------------------
     def _items(self, x, name, inner: int, limbs: int):
@@ -780,7 +782,7 @@ class CupyRnsOps(RnsOps):
         c[..., 0, :, :]); returns acc."""
         (x, lead, x_bs), n, g, consts = self._automorphism_args(x, galois_elt, moduli)
         limbs, batch = x.shape[-2], math.prod(lead)
-        acc_bs = self._out_items(acc, lead + (limbs, n))
+        acc_bs = self._out_items(acc, lead + (limbs, n), "acc")
         log_n = n.bit_length() - 1
         args = (acc, acc_bs, x, x_bs, np.int64(batch), np.int32(limbs), np.int32(log_n), np.uint64(g), consts)
         self._launch("rns_automorphism_coeff_add", batch * limbs, n, args)
