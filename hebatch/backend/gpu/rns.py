@@ -522,12 +522,16 @@ class CupyRnsOps(RnsOps):
             add = self._array(add, "add")
             if tuple(add.shape) != tuple(lead) + (limbs, n):
                 raise ValueError(f"add has shape {add.shape}, expected {lead + (limbs, n)}")
-            # the first two parts of a 3-part ciphertext (relinearization) are read in place
-            parted = None if self._lead_stride(add, 2) is not None else self._part_strides(add, 2)
-            if parted is None:
-                add, _, add_bs = self._items(add, "add", 2, limbs)
-            else:
+            # one stride between items, or (relinearization) the first two parts of a 3-part ciphertext read
+            # in place through a part stride; anything else is copied
+            bs = self._lead_stride(add, 2)
+            parted = self._part_strides(add, 2) if bs is None else None
+            if bs is not None:
+                add_bs = np.int64(bs)
+            elif parted is not None:
                 add_bs, add_parts, add_ps = parted
+            else:
+                add, _, add_bs = self._items(add, "add", 2, limbs)
         consts, ratios, _ = self._modulus_tables(moduli)
 
         def build():
@@ -772,8 +776,17 @@ class CupyRnsOps(RnsOps):
         if ntt_form:
             args = (out, x, x_bs, np.int64(batch), np.int32(limbs), np.int32(log_n), np.uint64(g))
         else:
-            args = (out, np.int64(limbs * n), x, x_bs, np.int64(batch), np.int32(limbs), np.int32(log_n), np.uint64(g))
-            args += (consts,)
+            args = (
+                out,
+                np.int64(limbs * n),
+                x,
+                x_bs,
+                np.int64(batch),
+                np.int32(limbs),
+                np.int32(log_n),
+                np.uint64(g),
+                consts,
+            )
         self._launch("rns_automorphism_ntt" if ntt_form else "rns_automorphism_coeff", batch * limbs, n, args)
         return out
 
