@@ -274,9 +274,18 @@ extern "C" __global__ void rns_base_convert(u64* __restrict__ out, long long out
 // Key-switching inner product: out[b, c] = sum_k x[b, k] * key[k, c] mod q_l over every limb l,
 // for `parts` key components at once (x read once). x: (batch, digits, limbs, n) with strides
 // (x_bs, x_ks, n); key: (digits, parts, limbs, n) contiguous; out: (batch, parts, limbs, n).
+// A thread takes one coefficient of one limb for ITEMS batch items at a time: each key word it loads
+// serves ITEMS items, and the rows are ordered limb first, so the blocks running at once share one
+// limb's key rows (the key is read from memory about once, not once per item).
 // ------------------------------------------------------------------------------------------------
 #define RNS_MAX_PARTS 4
-// PARTS is a compile-time constant so the accumulators stay in registers.
+// Exact sums a thread of the inner product keeps in registers: RNS_INNER_SUMS / PARTS batch items at a time
+// (INNER_PRODUCT_SUMS of hebatch/backend/kernels.py, passed by the loader; the default serves builds without it).
+#ifndef RNS_INNER_SUMS
+#define RNS_INNER_SUMS 8
+#endif
+
+// PARTS and ITEMS are compile-time constants so the accumulators stay in registers.
 template <int PARTS>
 __device__ __forceinline__ void inner_product_body(u64* __restrict__ out, const u64* __restrict__ x, long long x_bs,
                                                    long long x_ks, const u64* __restrict__ key, int digits,
@@ -284,41 +293,58 @@ __device__ __forceinline__ void inner_product_body(u64* __restrict__ out, const 
                                                    const ModConst* __restrict__ consts,
                                                    const WideRatio* __restrict__ ratios,
                                                    const u64* __restrict__ r128) {
+    constexpr int ITEMS = RNS_INNER_SUMS / PARTS > 1 ? RNS_INNER_SUMS / PARTS : 1;  // batch items per thread
     const long long part_stride = limbs * n, digit_stride = PARTS * part_stride;
-    ROWS_LOOP(batch * limbs) {
-        const long long bi = row / limbs;
-        const int l = (int)(row - bi * limbs);
+    const long long tiles = (batch + ITEMS - 1) / ITEMS;
+    ROWS_LOOP(tiles * limbs) {
+        const int l = (int)(row / tiles);
+        const long long b0 = (row - l * tiles) * ITEMS;
+        const int count = (int)(batch - b0 < ITEMS ? batch - b0 : ITEMS);  // items of this tile
         const u64 q = consts[l].q;
         const WideRatio r = ratios[l];
         const u64 r2 = r128[l];
-        const u64* px = x + bi * x_bs + l * n;
+        const u64* px = x + b0 * x_bs + l * n;
         const u64* pk = key + l * n;
-        u64* po = out + bi * PARTS * part_stride + l * n;
+        u64* po = out + b0 * PARTS * part_stride + l * n;
         COLS_LOOP(n) {
-            ProductSum acc[PARTS];
+            ProductSum acc[ITEMS][PARTS];
             for (int k = 0; k < digits; ++k) {
-                const u64 v = px[k * x_ks + col];
+                u64 w[PARTS];
 #pragma unroll
-                for (int c = 0; c < PARTS; ++c) acc[c].add_product(v, pk[k * digit_stride + c * part_stride + col]);
+                for (int c = 0; c < PARTS; ++c) w[c] = pk[k * digit_stride + c * part_stride + col];
+#pragma unroll
+                for (int t = 0; t < ITEMS; ++t) {
+                    if (t < count) {
+                        const u64 v = px[t * x_bs + k * x_ks + col];
+#pragma unroll
+                        for (int c = 0; c < PARTS; ++c) acc[t][c].add_product(v, w[c]);
+                    }
+                }
             }
 #pragma unroll
-            for (int c = 0; c < PARTS; ++c) po[c * part_stride + col] = acc[c].reduce(q, r, r2);
+            for (int t = 0; t < ITEMS; ++t) {
+                if (t < count) {
+#pragma unroll
+                    for (int c = 0; c < PARTS; ++c)
+                        po[(t * PARTS + c) * part_stride + col] = acc[t][c].reduce(q, r, r2);
+                }
+            }
         }
     }
 }
 
-extern "C" __global__ void rns_inner_product(u64* __restrict__ out, const u64* __restrict__ x, long long x_bs,
-                                             long long x_ks, const u64* __restrict__ key, int digits, int parts,
-                                             long long batch, int limbs, long long n,
-                                             const ModConst* __restrict__ consts,
-                                             const WideRatio* __restrict__ ratios, const u64* __restrict__ r128) {
-    switch (parts) {
-        case 1: inner_product_body<1>(out, x, x_bs, x_ks, key, digits, batch, limbs, n, consts, ratios, r128); break;
-        case 2: inner_product_body<2>(out, x, x_bs, x_ks, key, digits, batch, limbs, n, consts, ratios, r128); break;
-        case 3: inner_product_body<3>(out, x, x_bs, x_ks, key, digits, batch, limbs, n, consts, ratios, r128); break;
-        default: inner_product_body<4>(out, x, x_bs, x_ks, key, digits, batch, limbs, n, consts, ratios, r128); break;
+// One kernel per number of key components (each with the registers it needs): rns_inner_product<PARTS>.
+#define INNER_PRODUCT_KERNEL(PARTS)                                                                                \
+    extern "C" __global__ void rns_inner_product##PARTS(                                                           \
+        u64* __restrict__ out, const u64* __restrict__ x, long long x_bs, long long x_ks, const u64* __restrict__ key, \
+        int digits, long long batch, int limbs, long long n, const ModConst* __restrict__ consts,                  \
+        const WideRatio* __restrict__ ratios, const u64* __restrict__ r128) {                                      \
+        inner_product_body<PARTS>(out, x, x_bs, x_ks, key, digits, batch, limbs, n, consts, ratios, r128);          \
     }
-}
+INNER_PRODUCT_KERNEL(1)
+INNER_PRODUCT_KERNEL(2)
+INNER_PRODUCT_KERNEL(3)
+INNER_PRODUCT_KERNEL(4)
 
 // ------------------------------------------------------------------------------------------------
 // Fused steps of BFV (each equals a composition of the primitives above, residue for residue).

@@ -75,12 +75,22 @@ def test_base_convert(ops, cpu, log_n, src_limbs, dst_limbs, bits):
 
 
 @pytest.mark.parametrize(
-    "log_n, digits, limbs, bits", [(12, 3, 4, (61, 55)), (14, 8, 2, (61,)), (16, 2, 2, (50,)), (12, 20, 2, (62,))]
+    "log_n, digits, limbs, bits, lead, parts",
+    [
+        (12, 3, 4, (61, 55), (2,), 2),
+        (14, 8, 2, (61,), (2,), 2),
+        (16, 2, 2, (50,), (2,), 2),
+        (12, 20, 2, (62,), (2,), 2),
+        # several batch items per thread (8 // parts), the last group partial
+        (14, 7, 8, (55,), (9,), 2),
+        (12, 4, 3, (61,), (3, 3), 3),
+        (12, 4, 3, (61,), (11,), 1),
+    ],
 )
-def test_inner_product(ops, log_n, digits, limbs, bits):
+def test_inner_product(ops, log_n, digits, limbs, bits, lead, parts):
     n = 1 << log_n
     rns_checks.check_inner_product(
-        ops, np.random.default_rng(), (2,), digits, n, rns_checks.moduli_for(n, limbs, bits=bits), to_host
+        ops, np.random.default_rng(), lead, digits, n, rns_checks.moduli_for(n, limbs, bits=bits), to_host, parts=parts
     )
 
 

@@ -62,6 +62,9 @@ def test_inner_product(ops):
     n = 64
     rng = np.random.default_rng()
     rns_checks.check_inner_product(ops, rng, (2,), 3, n, rns_checks.moduli_for(n, 3), to_host)
+    # a thread takes several batch items (8 // parts): batches that leave a partial last group
+    for lead, parts in (((5,), 2), ((3, 3), 1), ((3,), 3), ((1,), 2)):
+        rns_checks.check_inner_product(ops, rng, lead, 4, n, rns_checks.moduli_for(n, 2), to_host, parts=parts)
     # 20 digits of 62-bit values near q: the sums overflow 128 bits
     rns_checks.check_inner_product(ops, rng, (), 20, n, rns_checks.moduli_for(n, 2, bits=(62,)), to_host, parts=4)
 
