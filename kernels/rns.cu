@@ -105,11 +105,11 @@ struct ProductSum {
 #define RNS_CONV_TILE 4
 #endif
 
-// For j < rows: out(j, sum_i y_i * factors[j][i] mod consts[j].q), factors row-major [rows][count].
-template <class Out>
+// For j < rows: finish(j, acc) with acc the exact sum_i y_i * factors[j][i], factors row-major [rows][count].
+// finish may add more products to acc before it reduces it (one reduction per destination).
+template <class Finish>
 __device__ __forceinline__ void dot_rows(const u64* y, int count, const u64* __restrict__ factors, int rows,
-                                         const ModConst* __restrict__ consts, const WideRatio* __restrict__ ratios,
-                                         const u64* __restrict__ r128, Out&& out) {
+                                         Finish&& finish) {
     for (int j0 = 0; j0 < rows; j0 += RNS_CONV_TILE) {
         ProductSum acc[RNS_CONV_TILE];
         const u64* f = factors + (long long)j0 * count;
@@ -124,8 +124,7 @@ __device__ __forceinline__ void dot_rows(const u64* y, int count, const u64* __r
         }
 #pragma unroll
         for (int d = 0; d < RNS_CONV_TILE; ++d) {
-            const int j = j0 + d;
-            if (j < rows) out(j, acc[d].reduce(consts[j].q, ratios[j], r128[j]));
+            if (j0 + d < rows) finish(j0 + d, acc[d]);
         }
     }
 }
@@ -264,8 +263,9 @@ extern "C" __global__ void rns_base_convert(u64* __restrict__ out, long long out
         COLS_LOOP(n) {
             u64 y[RNS_MAX_SRC];
             for (int i = 0; i < src_limbs; ++i) y[i] = shoup_mul(px[i * n + col], qhat_inv[i], src_consts[i].q);
-            dot_rows(y, src_limbs, qhat_mod_p, dst_limbs, dst_consts, dst_ratios, dst_r128,
-                     [&](int j, u64 v) { po[j * n + col] = v; });
+            dot_rows(y, src_limbs, qhat_mod_p, dst_limbs, [&](int j, ProductSum& acc) {
+                po[j * n + col] = acc.reduce(dst_consts[j].q, dst_ratios[j], dst_r128[j]);
+            });
         }
     }
 }
@@ -418,16 +418,18 @@ extern "C" __global__ void rns_tensor(u64* __restrict__ out, const u64* __restri
 // BEHZ exact extension from q to B_sk with Montgomery reduction by m~ (SmMRq):
 //   y_j = FastBConv(m~ x, q -> B_sk u {m~})_j, r = -y_m~ / q mod m~,
 //   out_j = (y_j + centered(r) * (Q mod b_j)) / m~ mod b_j.
-// src_w_i = m~ (Q/q_i)^-1 mod q_i (Shoup); factors [dst_limbs + 1][src_limbs], the last row mod m~;
-// dst tables have dst_limbs + 1 rows (B_sk then m~); q_mod_dst[j] = Q mod b_j; m_inv[j] = m~^-1 mod b_j.
+// The division by m~ is folded into the tables, and the centred term joins the exact sum as one more product, so
+// each destination is reduced once: out_j = sum_i y_i (f_ji / m~) + |centered(r)| (+-Q / m~) mod b_j.
+// src_w_i = m~ (Q/q_i)^-1 mod q_i (Shoup); factors [dst_limbs + 1][src_limbs]: rows j (Q/q_i) m~^-1 mod b_j, the
+// last row (Q/q_i) mod m~; dst tables have dst_limbs + 1 rows (B_sk then m~); q_terms[j] = (Q m~^-1 mod b_j,
+// -Q m~^-1 mod b_j), the second for a negative centred r.
 extern "C" __global__ void rns_behz_extend(u64* __restrict__ out, long long out_bs, const u64* __restrict__ x,
                                            long long x_bs, long long batch, int src_limbs, int dst_limbs, long long n,
                                            const ModConst* __restrict__ src_consts, const Tw64* __restrict__ src_w,
                                            const ModConst* __restrict__ dst_consts,
                                            const WideRatio* __restrict__ dst_ratios,
                                            const u64* __restrict__ dst_r128, const u64* __restrict__ factors,
-                                           u64 neg_q_inv_mt_w, u64 neg_q_inv_mt_wq, const u64* __restrict__ q_mod_dst,
-                                           const Tw64* __restrict__ m_inv) {
+                                           u64 neg_q_inv_mt_w, u64 neg_q_inv_mt_wq, const u64* __restrict__ q_terms) {
     Tw64 neg_q_inv_mt;
     neg_q_inv_mt.w = neg_q_inv_mt_w;
     neg_q_inv_mt.wq = neg_q_inv_mt_wq;
@@ -441,26 +443,28 @@ extern "C" __global__ void rns_behz_extend(u64* __restrict__ out, long long out_
             const u64 y_mt = dot_mod(y, factors + (long long)dst_limbs * src_limbs, src_limbs, mt,
                                      dst_ratios[dst_limbs], dst_r128[dst_limbs]);
             const u64 r = shoup_mul(y_mt, neg_q_inv_mt, mt);
-            dot_rows(y, src_limbs, factors, dst_limbs, dst_consts, dst_ratios, dst_r128, [&](int j, u64 yj) {
-                const Mod64 M(dst_consts[j]);
-                const u64 lifted = centered_mod(r, mt, M.q, dst_ratios[j]);
-                po[j * n + col] = shoup_mul(M.add(yj, M.mul(lifted, q_mod_dst[j])), m_inv[j], M.q);
+            const int negative = r > (mt >> 1);
+            const u64 mag = negative ? mt - r : r;
+            dot_rows(y, src_limbs, factors, dst_limbs, [&](int j, ProductSum& acc) {
+                acc.add_product(mag, q_terms[2 * j + negative]);
+                po[j * n + col] = acc.reduce(dst_consts[j].q, dst_ratios[j], dst_r128[j]);
             });
         }
     }
 }
 
 // BEHZ fast floor of t d / q into B_sk: d given over q (d_q) and over B_sk (d_b);
-//   out_j = (t d_b_j - FastBConv(t d_q, q -> B_sk)_j) * Q^-1 mod b_j, out (batch, dst_limbs, n).
-// src_w_i = t (Q/q_i)^-1 mod q_i (Shoup); t_dst[j] = t mod b_j, q_inv[j] = Q^-1 mod b_j (Shoup).
+//   out_j = (t d_b_j - FastBConv(t d_q, q -> B_sk)_j) * Q^-1 mod b_j, out (batch, dst_limbs, n),
+// as one exact sum reduced once: out_j = sum_i y_i (-(Q/q_i) Q^-1) + d_b_j (t Q^-1) mod b_j.
+// src_w_i = t (Q/q_i)^-1 mod q_i (Shoup); factors [dst_limbs][src_limbs] -(Q/q_i) Q^-1 mod b_j;
+// t_q_inv[j] = t Q^-1 mod b_j.
 extern "C" __global__ void rns_behz_floor(u64* __restrict__ out, const u64* __restrict__ d_q, long long dq_bs,
                                           const u64* __restrict__ d_b, long long db_bs, long long batch,
                                           int src_limbs, int dst_limbs, long long n,
                                           const ModConst* __restrict__ src_consts, const Tw64* __restrict__ src_w,
                                           const ModConst* __restrict__ dst_consts,
                                           const WideRatio* __restrict__ dst_ratios, const u64* __restrict__ dst_r128,
-                                          const u64* __restrict__ factors, const Tw64* __restrict__ t_dst,
-                                          const Tw64* __restrict__ q_inv) {
+                                          const u64* __restrict__ factors, const u64* __restrict__ t_q_inv) {
     ROWS_LOOP(batch) {
         const u64* pq = d_q + row * dq_bs;
         const u64* pb = d_b + row * db_bs;
@@ -468,10 +472,9 @@ extern "C" __global__ void rns_behz_floor(u64* __restrict__ out, const u64* __re
         COLS_LOOP(n) {
             u64 y[RNS_MAX_SRC];
             for (int i = 0; i < src_limbs; ++i) y[i] = shoup_mul(pq[i * n + col], src_w[i], src_consts[i].q);
-            dot_rows(y, src_limbs, factors, dst_limbs, dst_consts, dst_ratios, dst_r128, [&](int j, u64 conv) {
-                const Mod64 M(dst_consts[j]);
-                const u64 td = shoup_mul(pb[j * n + col], t_dst[j], M.q);
-                po[j * n + col] = shoup_mul(M.sub(td, conv), q_inv[j], M.q);
+            dot_rows(y, src_limbs, factors, dst_limbs, [&](int j, ProductSum& acc) {
+                acc.add_product(pb[j * n + col], t_q_inv[j]);
+                po[j * n + col] = acc.reduce(dst_consts[j].q, dst_ratios[j], dst_r128[j]);
             });
         }
     }
@@ -479,16 +482,18 @@ extern "C" __global__ void rns_behz_floor(u64* __restrict__ out, const u64* __re
 
 // Shenoy-Kumaresan conversion from B_sk = B u {m_sk} to q: x (batch, src_limbs + 1, n), the last limb m_sk;
 //   c = FastBConv(x_B, B -> q u {m_sk}), alpha = (c_msk - x_msk) M_B^-1 mod m_sk,
-//   out_j = c_j - centered(alpha) * (M_B mod q_j) mod q_j, out (batch, dst_limbs, n).
+//   out_j = c_j - centered(alpha) * (M_B mod q_j) mod q_j, out (batch, dst_limbs, n),
+// the centred term joining c_j's exact sum as one more product (one reduction per destination).
 // src_w_i = (M_B/b_i)^-1 mod b_i (Shoup); factors [dst_limbs + 1][src_limbs], the last row mod m_sk;
-// dst tables have dst_limbs + 1 rows (q then m_sk); mb_mod_dst[j] = M_B mod q_j.
+// dst tables have dst_limbs + 1 rows (q then m_sk); mb_terms[j] = (-M_B mod q_j, M_B mod q_j), the second for a
+// negative centred alpha.
 extern "C" __global__ void rns_behz_sk(u64* __restrict__ out, long long out_bs, const u64* __restrict__ x,
                                        long long x_bs, long long batch, int src_limbs, int dst_limbs, long long n,
                                        const ModConst* __restrict__ src_consts, const Tw64* __restrict__ src_w,
                                        const ModConst* __restrict__ dst_consts,
                                        const WideRatio* __restrict__ dst_ratios, const u64* __restrict__ dst_r128,
                                        const u64* __restrict__ factors, u64 mb_inv_msk_w, u64 mb_inv_msk_wq,
-                                       const u64* __restrict__ mb_mod_dst) {
+                                       const u64* __restrict__ mb_terms) {
     Tw64 mb_inv_msk;
     mb_inv_msk.w = mb_inv_msk_w;
     mb_inv_msk.wq = mb_inv_msk_wq;
@@ -502,10 +507,11 @@ extern "C" __global__ void rns_behz_sk(u64* __restrict__ out, long long out_bs, 
             const u64 c_msk = dot_mod(y, factors + (long long)dst_limbs * src_limbs, src_limbs, Ms.q,
                                       dst_ratios[dst_limbs], dst_r128[dst_limbs]);
             const u64 alpha = shoup_mul(Ms.sub(c_msk, px[src_limbs * n + col]), mb_inv_msk, Ms.q);
-            dot_rows(y, src_limbs, factors, dst_limbs, dst_consts, dst_ratios, dst_r128, [&](int j, u64 c) {
-                const Mod64 M(dst_consts[j]);
-                const u64 lifted = centered_mod(alpha, Ms.q, M.q, dst_ratios[j]);
-                po[j * n + col] = M.sub(c, M.mul(lifted, mb_mod_dst[j]));
+            const int negative = alpha > (Ms.q >> 1);
+            const u64 mag = negative ? Ms.q - alpha : alpha;
+            dot_rows(y, src_limbs, factors, dst_limbs, [&](int j, ProductSum& acc) {
+                acc.add_product(mag, mb_terms[2 * j + negative]);
+                po[j * n + col] = acc.reduce(dst_consts[j].q, dst_ratios[j], dst_r128[j]);
             });
         }
     }

@@ -79,6 +79,18 @@ def _shoup_rows(values, moduli) -> np.ndarray:
     return table
 
 
+def _scaled_rows(factors, scales, moduli) -> np.ndarray:
+    """factors [rows][count] with row j multiplied by scales[j] mod moduli[j] (a constant folded into a sum)."""
+    return np.array(
+        [[int(f) * s % m for f in row] for row, s, m in zip(factors, scales, moduli)], dtype=np.uint64
+    ).reshape(np.shape(factors))
+
+
+def _signed_terms(values, moduli) -> np.ndarray:
+    """Rows (v mod m, -v mod m): the factor of a centred value's magnitude, for its sign (kernels/rns.cu)."""
+    return np.array([(v % m, -v % m) for v, m in zip(values, moduli)], dtype=np.uint64).reshape(len(moduli), 2)
+
+
 class CupyRnsOps(RnsOps):
     """RNS primitives on CuPy arrays (see hebatch/backend/rns.py for the contract)."""
 
@@ -613,6 +625,9 @@ class CupyRnsOps(RnsOps):
             big_q, qhat_inv, src_c, factors, dst_c, dst_r, dst_r128 = self._conversion_rows(q, bsk + (m_tilde,))
             src_w = _shoup_rows([m_tilde * v for v in qhat_inv], q)
             neg = _shoup_rows([(-pow(big_q, -1, m_tilde)) % m_tilde], (m_tilde,))[0]
+            m_inv = [pow(m_tilde, -1, b) for b in bsk]
+            # the division by m~ folded into the rows of B_sk (the row of m~ stays as it is)
+            factors[: len(bsk)] = _scaled_rows(factors[: len(bsk)], m_inv, bsk)
             return (
                 src_c,
                 src_w,
@@ -622,8 +637,7 @@ class CupyRnsOps(RnsOps):
                 factors,
                 np.uint64(neg[0]),
                 np.uint64(neg[1]),
-                np.array([big_q % b for b in bsk], dtype=np.uint64),
-                _shoup_rows([pow(m_tilde, -1, b) for b in bsk], bsk),
+                _signed_terms([big_q * v for v in m_inv], bsk),
             )
 
         return self._conversion(
@@ -637,15 +651,15 @@ class CupyRnsOps(RnsOps):
 
         def build():
             big_q, qhat_inv, src_c, factors, dst_c, dst_r, dst_r128 = self._conversion_rows(q, bsk)
+            q_inv = [pow(big_q, -1, b) for b in bsk]
             return (
                 src_c,
                 _shoup_rows([t * v for v in qhat_inv], q),
                 dst_c,
                 dst_r,
                 dst_r128,
-                factors,
-                _shoup_rows([t] * len(bsk), bsk),
-                _shoup_rows([pow(big_q, -1, b) for b in bsk], bsk),
+                _scaled_rows(factors, [-v for v in q_inv], bsk),
+                np.array([t * v % b for v, b in zip(q_inv, bsk)], dtype=np.uint64),
             )
 
         tables = self._uploaded(("behz_floor", q, bsk, t), build)
@@ -692,7 +706,7 @@ class CupyRnsOps(RnsOps):
                 factors,
                 np.uint64(w[0]),
                 np.uint64(w[1]),
-                np.array([m_b % p for p in q], dtype=np.uint64),
+                _signed_terms([-m_b for _ in q], q),
             )
 
         # the kernel's source count is |B|; x holds B and m_sk
