@@ -274,18 +274,12 @@ extern "C" __global__ void rns_base_convert(u64* __restrict__ out, long long out
 // Key-switching inner product: out[b, c] = sum_k x[b, k] * key[k, c] mod q_l over every limb l,
 // for `parts` key components at once (x read once). x: (batch, digits, limbs, n) with strides
 // (x_bs, x_ks, n); key: (digits, parts, limbs, n) contiguous; out: (batch, parts, limbs, n).
-// A thread takes one coefficient of one limb for ITEMS batch items at a time: each key word it loads
-// serves ITEMS items, and the rows are ordered limb first, so the blocks running at once share one
-// limb's key rows (the key is read from memory about once, not once per item).
+// Rows are ordered limb first, so the blocks running at once share one limb's key rows and find them in L2
+// (ordered item first, every few items streamed the whole key from memory again).
 // ------------------------------------------------------------------------------------------------
 #define RNS_MAX_PARTS 4
-// Exact sums a thread of the inner product keeps in registers: RNS_INNER_SUMS / PARTS batch items at a time
-// (INNER_PRODUCT_SUMS of hebatch/backend/kernels.py, passed by the loader; the default serves builds without it).
-#ifndef RNS_INNER_SUMS
-#define RNS_INNER_SUMS 8
-#endif
 
-// PARTS and ITEMS are compile-time constants so the accumulators stay in registers.
+// PARTS is a compile-time constant so the accumulators stay in registers.
 template <int PARTS>
 __device__ __forceinline__ void inner_product_body(u64* __restrict__ out, const u64* __restrict__ x, long long x_bs,
                                                    long long x_ks, const u64* __restrict__ key, int digits,
@@ -293,47 +287,31 @@ __device__ __forceinline__ void inner_product_body(u64* __restrict__ out, const 
                                                    const ModConst* __restrict__ consts,
                                                    const WideRatio* __restrict__ ratios,
                                                    const u64* __restrict__ r128) {
-    constexpr int ITEMS = RNS_INNER_SUMS / PARTS > 1 ? RNS_INNER_SUMS / PARTS : 1;  // batch items per thread
     const long long part_stride = limbs * n, digit_stride = PARTS * part_stride;
-    const long long tiles = (batch + ITEMS - 1) / ITEMS;
-    ROWS_LOOP(tiles * limbs) {
-        const int l = (int)(row / tiles);
-        const long long b0 = (row - l * tiles) * ITEMS;
-        const int count = (int)(batch - b0 < ITEMS ? batch - b0 : ITEMS);  // items of this tile
+    ROWS_LOOP(batch * limbs) {
+        const int l = (int)(row / batch);
+        const long long bi = row - l * batch;
         const u64 q = consts[l].q;
         const WideRatio r = ratios[l];
         const u64 r2 = r128[l];
-        const u64* px = x + b0 * x_bs + l * n;
+        const u64* px = x + bi * x_bs + l * n;
         const u64* pk = key + l * n;
-        u64* po = out + b0 * PARTS * part_stride + l * n;
+        u64* po = out + bi * PARTS * part_stride + l * n;
         COLS_LOOP(n) {
-            ProductSum acc[ITEMS][PARTS];
+            ProductSum acc[PARTS];
             for (int k = 0; k < digits; ++k) {
-                u64 w[PARTS];
+                const u64 v = px[k * x_ks + col];
 #pragma unroll
-                for (int c = 0; c < PARTS; ++c) w[c] = pk[k * digit_stride + c * part_stride + col];
-#pragma unroll
-                for (int t = 0; t < ITEMS; ++t) {
-                    if (t < count) {
-                        const u64 v = px[t * x_bs + k * x_ks + col];
-#pragma unroll
-                        for (int c = 0; c < PARTS; ++c) acc[t][c].add_product(v, w[c]);
-                    }
-                }
+                for (int c = 0; c < PARTS; ++c) acc[c].add_product(v, pk[k * digit_stride + c * part_stride + col]);
             }
 #pragma unroll
-            for (int t = 0; t < ITEMS; ++t) {
-                if (t < count) {
-#pragma unroll
-                    for (int c = 0; c < PARTS; ++c)
-                        po[(t * PARTS + c) * part_stride + col] = acc[t][c].reduce(q, r, r2);
-                }
-            }
+            for (int c = 0; c < PARTS; ++c) po[c * part_stride + col] = acc[c].reduce(q, r, r2);
         }
     }
 }
 
-// One kernel per number of key components (each with the registers it needs): rns_inner_product<PARTS>.
+// One kernel per number of key components, each with the registers it needs (the two-part kernel of key
+// switching holds twice the warps it would in one kernel sized for four): rns_inner_product<PARTS>.
 #define INNER_PRODUCT_KERNEL(PARTS)                                                                                \
     extern "C" __global__ void rns_inner_product##PARTS(                                                           \
         u64* __restrict__ out, const u64* __restrict__ x, long long x_bs, long long x_ks, const u64* __restrict__ key, \

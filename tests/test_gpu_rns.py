@@ -81,7 +81,7 @@ def test_base_convert(ops, cpu, log_n, src_limbs, dst_limbs, bits):
         (14, 8, 2, (61,), (2,), 2),
         (16, 2, 2, (50,), (2,), 2),
         (12, 20, 2, (62,), (2,), 2),
-        # several batch items per thread (8 // parts), the last group partial
+        # rows ordered limb first over batches of several items, for every part count
         (14, 7, 8, (55,), (9,), 2),
         (12, 4, 3, (61,), (3, 3), 3),
         (12, 4, 3, (61,), (11,), 1),

@@ -46,10 +46,6 @@ static inline unsigned long long __brevll(unsigned long long x) { return x; }
 static inline int __clzll(long long x) { return (int)x; }
 static inline unsigned long long __umul64hi(unsigned long long a, unsigned long long b) { return a * b; }
 static inline unsigned __umulhi(unsigned a, unsigned b) { return a * b; }
-static inline long long __double2ll_rn(double x) { return (long long)x; }
-static inline double cospi(double x) { return x; }
-#include <cmath>
-using std::sqrt; using std::log; using std::fabs;
 """
 
 
@@ -69,7 +65,7 @@ def enum_asserts(enum: str, names: dict, modes: dict) -> str:
 def boundary_source(structs=None, lane_modes=LANE_MODES, table_modes=TABLE_MODES) -> str:
     """Asserts of every struct (kernel -> (C++ name, dtype)), enum and define against the kernel files."""
     structs = PARAM_STRUCTS if structs is None else structs
-    parts = ["#include <cstddef>", '#include "ntt.cu"', '#include "ntt256.cu"', '#include "rns.cu"']
+    parts = ["#include <cstddef>", '#include "ntt.cu"', '#include "ntt256.cu"']
     parts.append("typedef NttPassParams<Tw64> NttPassParams64;\ntypedef NttPassParams<Tw32> NttPassParams32;")
     parts.append("typedef TwiddleGridParams<Tw64> TwiddleGridParams64;")
     parts.append("typedef MergeTableParams<Tw64> MergeTableParams64;")
@@ -92,7 +88,7 @@ def boundary_source(structs=None, lane_modes=LANE_MODES, table_modes=TABLE_MODES
 def host_build(source: str, defines=()):
     return host_library(
         source,
-        headers=("modarith.cuh", "launch.cuh", "field256.cuh", "chacha20.cuh", "ntt.cu", "ntt256.cu", "rns.cu"),
+        headers=("modarith.cuh", "launch.cuh", "field256.cuh", "ntt.cu", "ntt256.cu"),
         defines=("FIELD256_HOST_CHAINS",) + tuple(defines),
         prelude=HOST_PRELUDE,
     )

@@ -62,7 +62,7 @@ def test_inner_product(ops):
     n = 64
     rng = np.random.default_rng()
     rns_checks.check_inner_product(ops, rng, (2,), 3, n, rns_checks.moduli_for(n, 3), to_host)
-    # a thread takes several batch items (8 // parts): batches that leave a partial last group
+    # rows ordered limb first over batches of several items, for every part count
     for lead, parts in (((5,), 2), ((3, 3), 1), ((3,), 3), ((1,), 2)):
         rns_checks.check_inner_product(ops, rng, lead, 4, n, rns_checks.moduli_for(n, 2), to_host, parts=parts)
     # 20 digits of 62-bit values near q: the sums overflow 128 bits

@@ -39,20 +39,9 @@ BITREV256_TILE_BITS = 4
 # its shared memory: a tile of 32-byte elements with rows padded by one element (kernels/ntt256.cu)
 BITREV256_TILE_SMEM = 32 * (1 << BITREV256_TILE_BITS) * ((1 << BITREV256_TILE_BITS) + 1)
 
-# Exact sums one thread of the key-switching inner product (kernels/rns.cu) keeps in registers: it takes
-# INNER_PRODUCT_SUMS // parts batch items at a time, so each key word it loads serves that many items.
-INNER_PRODUCT_SUMS = 8
-
-
-def inner_product_items(parts: int) -> int:
-    """Batch items one thread of rns_inner_product takes at a time for a key of `parts` components."""
-    return max(1, INNER_PRODUCT_SUMS // parts)
-
-
 # -D defines of each kernel file, added to its compile options by the loader (and by the prebuild tool)
 KERNEL_DEFINES = {
     "ntt.cu": (("NTT_MAX_THREADS", str(MAX_THREADS)),),
-    "rns.cu": (("RNS_INNER_SUMS", str(INNER_PRODUCT_SUMS)),),
     "ntt256.cu": (
         ("NTT256_THREADS", str(NTT256_THREADS)),
         ("NTT256_LOG_BLOCK", str(NTT256_LOG_BLOCK)),

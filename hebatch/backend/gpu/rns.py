@@ -24,7 +24,7 @@ from ...device import device_properties
 from ...field import modulus_info
 from ..cache import TABLES, instance_tokens
 from ..interface import RnsOps
-from ..kernels import MODCONST_DTYPE, inner_product_items
+from ..kernels import MODCONST_DTYPE
 
 # Launch geometry of the element-wise RNS kernels. Tuned on an NVIDIA H100 80GB HBM3 on 2026-11-23 with
 # benchmarks/bfv_bench.py: the small-launch rule before benchmarks/results/bfv-H100-80GB-HBM3-2026-11-23.json,
@@ -481,8 +481,7 @@ class CupyRnsOps(RnsOps):
         """Key-switching inner product: out[..., c, :, :] = sum_k x[..., k, :, :] * key[k, c, :, :] mod q_i.
 
         x: (..., digits, L, n); key: (digits, parts, L, n) with parts <= 4; result (..., parts, L, n).
-        One kernel reads every digit once and accumulates all parts exactly before one reduction; each
-        thread serves several batch items with every key word it loads.
+        One kernel reads every digit once and accumulates all parts exactly before one reduction.
         """
         moduli = _check_moduli(moduli)
         x, key = self._array(x, "x"), self._array(key, "key")
@@ -501,10 +500,9 @@ class CupyRnsOps(RnsOps):
         key = self.xp.ascontiguousarray(key)
         batch = math.prod(lead)
         out = self.xp.empty(lead + (parts, limbs, n), dtype=np.uint64)
-        tiles = -(-batch // inner_product_items(parts))
         self._launch(
             f"rns_inner_product{parts}",
-            tiles * limbs,
+            batch * limbs,
             n,
             (
                 out,
