@@ -106,20 +106,24 @@ MERGE_LOG_N_RANGE = {8: range(15, 29), 4: range(0)}
 
 # Few rows of a one-pass size: one block per row leaves most SMs idle (a 2^14-point row is one block of
 # 1024 threads working through 14 stages), so two merge passes of many small blocks run instead. Per word
-# size, log n -> (log2 of the first pass's size, most rows that take the split). Measured on an NVIDIA H100
-# 80GB HBM3 on 2026-11-25 with q60 rows, device time (benchmarks/ntt_small_batch.py; one pass against every
-# split: benchmarks/results/ntt-small-batch-probe-H100-80GB-HBM3-2026-11-25.json, the choice made:
-# ntt-small-batch-H100-80GB-HBM3-2026-11-25.json): 2^14, 1-64 rows: one pass 39-42 us, 7+7 stages
-# 10.6-23 us (forward); 128 and 256 rows about even. 2^13, 1-64 rows: 17.5-18.4 us against 10-15 us; 128
-# rows: one pass faster. 2^12: even. 2^15 and up already take two passes.
-SMALL_BATCH_SPLIT = {8: {13: (6, 64), 14: (7, 64)}, 4: {}}
+# size, log n -> (log2 of the first pass's size, most rows that take the split; None: any number). Measured
+# on an NVIDIA H100 80GB HBM3 on 2026-11-25 with q60 rows, device time (benchmarks/ntt_small_batch.py; one
+# pass against every split: benchmarks/results/ntt-small-batch-probe-H100-80GB-HBM3-2026-11-25.json, the
+# choice made: ntt-small-batch-H100-80GB-HBM3-2026-11-25.json): 2^14, 1-64 rows: one pass 39-42 us, 7+7
+# stages 10.6-23 us (forward). 2^13, 1-64 rows: 17.5-18.4 us against 10-15 us; 128 rows: one pass faster.
+# 2^12: even. 2^15 and up already take two passes. Large batches of 2^14 (H100, 2026-11-26, q55 rows,
+# benchmarks/results/ntt-2p14-split-H100-80GB-HBM3-2026-11-26.json): 7+7 against one pass 0.95x-0.96x
+# forward and 0.98x inverse at 1024 and 3840 rows (the one-pass block of 1024 threads holds a whole SM, so
+# its barriers leave the SM idle in 49% of cycles), BFV n16384 multiplication of 64 ciphertexts 0.96x;
+# 6+8 and 8+6 slower than 7+7, 16 or 32 columns per block slower than 8, 4-step slower than merge.
+SMALL_BATCH_SPLIT = {8: {13: (6, 64), 14: (7, None)}, 4: {}}
 
 
 def small_batch_split(log_n: int, rows: int, word_bytes: int) -> tuple[int, int] | None:
-    """The (n1, n2) merge split for `rows` GPU transforms of 2^log_n words when few rows run faster in
-    two passes than in one (SMALL_BATCH_SPLIT), else None."""
+    """The (n1, n2) merge split for `rows` GPU transforms of 2^log_n words when that many rows run faster
+    in two passes than in one (SMALL_BATCH_SPLIT), else None."""
     entry = SMALL_BATCH_SPLIT[word_bytes].get(log_n)
-    if entry is None or rows > entry[1]:
+    if entry is None or (entry[1] is not None and rows > entry[1]):
         return None
     return 1 << entry[0], 1 << (log_n - entry[0])
 
