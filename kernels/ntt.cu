@@ -4,7 +4,8 @@
 // NP-point Cooley-Tukey transforms along p, one per (o, i), in shared memory: LANES such
 // transforms per block, R = 2^LOG_R elements per thread. Stages are done R at a time in registers
 // (a radix-R step), with shared-memory exchanges between steps. Twiddles come from a table in the
-// merge layout (entry 2^s + i serves butterfly group i of stage s; negacyclic psi powers folded in).
+// merge layout (entry 2^s + i serves butterfly group i of stage s; negacyclic psi powers folded in), whose
+// stages of a multi-pass merge's last pass are stored in that pass's order (see LANES_BITREV).
 //
 // The passes compose two algorithms:
 //  * 4-step (n = n1 * n2 [* n3]): sub-transforms with their own small tables, each non-last pass
@@ -32,7 +33,9 @@ enum LaneMode {
     LANES_ALONG_I = 0,    // lanes are consecutive columns i (in-place passes)
     LANES_ALONG_O = 1,    // lanes step o by `digit_d`; output base = o / d + m * (o % d) (4-step last pass)
     LANES_ALONG_ROW = 2,  // lanes are consecutive rows (one-pass transforms of small n)
-    LANES_BITREV = 3,     // lanes are o = bitrev(consecutive); output base = the consecutive value (merge last pass)
+    LANES_BITREV = 3,     // lanes are o = bitrev(v), v consecutive; output base = v (merge last pass). Its table stages
+                          // hold group o 2^t + r at r 2^s0 + v (hebatch.ntt.tables.last_pass_order): neighbouring
+                          // lanes read neighbouring entries
 };
 
 // How a pass gets a power of a root: not at all, from one lookup table, or as the product of two (high, low).
@@ -86,6 +89,7 @@ struct MergeTableParams {
     long long count;
     u64 mult, add, mask;
     int log_n, bits;
+    int last_bits;  // stages from here on in the order of a merge's last pass (0: natural order)
 };
 
 // Bank-conflict-avoiding placement of 64/32-bit words: XOR the low nibble with the higher nibbles.
@@ -93,9 +97,11 @@ __device__ __forceinline__ int swizzle(int x) { return x ^ (((x >> 4) ^ (x >> 8)
 
 // One radix-R step of the sub-transform (STEP is a compile-time constant so x stays in registers),
 // then the next step. Step 0 covers the top R0 stages; every later step covers LOG_R stages.
-template <class A, int LOG_NP, int LOG_LANES, int LOG_R, int STEP>
+// LAST_ORDER: the table's stages of this pass are in the last pass's order and h is the lane's v (LANES_BITREV);
+// otherwise h is the global index bits above the pass (o of a merge pass, 0 for others).
+template <class A, int LOG_NP, int LOG_LANES, int LOG_R, bool LAST_ORDER, int STEP>
 __device__ __forceinline__ void ntt_steps(typename A::T (&x)[1 << LOG_R], typename A::T* smem, int lane, int tg,
-                                          const typename A::Tw* __restrict__ table, int s0, long long h_prefix,
+                                          const typename A::Tw* __restrict__ table, int s0, long long h,
                                           const A& arith) {
     constexpr int NP = 1 << LOG_NP;
     constexpr int R = 1 << LOG_R;
@@ -139,11 +145,14 @@ __device__ __forceinline__ void ntt_steps(typename A::T (&x)[1 << LOG_R], typena
 #pragma unroll
             for (int b = 0; b < R / 2; ++b) {  // constant trip counts keep x in registers
                 const int j = b / half, e = j * 2 * half + (b % half);
-                if (b % half == 0) w = table[(1ll << (s0 + st)) | (h_prefix << st) | ((long long)g_hi << u) | j];
+                if (b % half == 0) {
+                    const long long r = ((long long)g_hi << u) | j;  // group within the pass's sub-transform
+                    w = table[(1ll << (s0 + st)) | (LAST_ORDER ? (r << s0) | h : (h << st) | r)];
+                }
                 arith.ct(x[e], x[e + half], w);
             }
         }
-        ntt_steps<A, LOG_NP, LOG_LANES, LOG_R, STEP + 1>(x, smem, lane, tg, table, s0, h_prefix, arith);
+        ntt_steps<A, LOG_NP, LOG_LANES, LOG_R, LAST_ORDER, STEP + 1>(x, smem, lane, tg, table, s0, h, arith);
     }
 }
 
@@ -211,7 +220,7 @@ __global__ void __launch_bounds__((1 << (LOG_NP + LOG_LANES - LOG_R)),
     const int tg = tid >> LOG_LANES;
 
     // ---- which sub-transform this lane owns: (row, o, i) ----
-    long long row, o, i = 0, out_base;
+    long long row, o, i = 0, out_base, lane_v = 0;
     const long long tile = blockIdx.x;
     bool active = true;
     if (LANE_MODE == LANES_ALONG_ROW) {
@@ -235,16 +244,18 @@ __global__ void __launch_bounds__((1 << (LOG_NP + LOG_LANES - LOG_R)),
             o = (blocks_d * LANES + lane) * digit_d + rem;
             out_base = row * n + (o / digit_d) + digit_m * (o % digit_d);
         } else {  // LANES_BITREV
-            const long long v = t * LANES + lane;
-            o = log_do ? (long long)(__brevll((u64)v) >> (64 - log_do)) : 0;
-            out_base = row * n + v;
+            lane_v = t * LANES + lane;
+            o = log_do ? (long long)(__brevll((u64)lane_v) >> (64 - log_do)) : 0;
+            out_base = row * n + lane_v;
         }
     }
     const long long in_base = (in_spread == 1 ? row : row / in_spread) * n + o * NP * d_i + i;
     const int limb = (int)(row % limbs);
     const A arith(consts[limb]);
     const Tw* table = tw + limb * tw_stride;
-    const long long h_prefix = use_h ? o : 0;  // merge passes: global index bits above this pass
+    // merge passes: the global index bits above this pass select the table entries (their order, see ntt_steps)
+    constexpr bool LAST_ORDER = LANE_MODE == LANES_BITREV;
+    const long long h = use_h ? (LAST_ORDER ? lane_v : o) : 0;
 
     T x[R];
 
@@ -261,7 +272,7 @@ __global__ void __launch_bounds__((1 << (LOG_NP + LOG_LANES - LOG_R)),
         }
     }
 
-    ntt_steps<A, LOG_NP, LOG_LANES, LOG_R, 0>(x, smem, lane, tg, table, s0, h_prefix, arith);
+    ntt_steps<A, LOG_NP, LOG_LANES, LOG_R, LAST_ORDER, 0>(x, smem, lane, tg, table, s0, h, arith);
 
     if (!active) return;
 
@@ -336,7 +347,8 @@ __device__ __forceinline__ u64 table_companion<Goldilocks>(u64, u64) {
 }
 
 // The radix-2 (merge) twiddle table of hebatch/ntt/tables.py built on the device: entry k, 1 <= k < count,
-// of stage s = floor(log2 k) and group i = k - 2^s is root^E with E = (mult brv_s(i) + add) << (log_n - 1 - s)
+// of stage s = floor(log2 k) and group i = k - 2^s (from position k - 2^s = r 2^b + v when s >= b = last_bits:
+// i = bitrev_b(v) 2^(s - b) + r, tables.last_pass_order) is root^E with E = (mult brv_s(i) + add) << (log_n - 1 - s)
 // (forward negacyclic: mult 2, add 1; cyclic: 1, 0), E < N = mask + 1, root^E = high[E >> bits] *
 // low[E & (2^bits - 1)]; entry 0 is 1. Each entry carries its Shoup companion.
 template <class A>
@@ -348,7 +360,9 @@ __global__ void merge_table(typename A::Tw* __restrict__ out, KERNEL_PARAMS Merg
         u64 w = 1;
         if (k > 0) {
             const int s = 63 - __clzll(k);
-            const u64 i = (u64)k - (1ull << s);
+            const int b = prm.last_bits;
+            u64 i = (u64)k - (1ull << s);
+            if (b > 0 && s >= b) i = ((__brevll(i & ((1ull << b) - 1)) >> (64 - b)) << (s - b)) | (i >> b);
             const u64 j = s ? __brevll(i) >> (64 - s) : 0;
             const u64 e = ((prm.mult * j + prm.add) << (prm.log_n - 1 - s)) & prm.mask;
             w = arith.reduce(arith.mul_tw(prm.high[e >> prm.bits].w, prm.low[e & ((1ull << prm.bits) - 1)]));

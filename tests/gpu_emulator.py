@@ -139,7 +139,9 @@ def emulate_pass(ln, src, in2, dst, prm, memory, arith_kind):
     q = consts["q"][limb].astype(U64)
     ar = Arith(arith_kind, q, consts["mu"][limb].astype(U64), consts["m"][limb].astype(U64))
     sub = table("tw", "tw_stride")
-    h_prefix = o if use_h else np.zeros(T, dtype=np.int64)
+    # a merge's last pass reads its stages in that pass's order (tables.last_pass_order), by its lanes' v
+    last_order = mode == LANE_MODES["bitrev"]
+    h = (v if last_order else o) if use_h else np.zeros(T, dtype=np.int64)
 
     x = []
     for e in range(R):
@@ -177,7 +179,8 @@ def emulate_pass(ln, src, in2, dst, prm, memory, arith_kind):
             st = s + u
             for b in range(R // 2):
                 j, e = b // half, (b // half) * 2 * half + (b % half)
-                idx = (1 << (s0 + st)) | (h_prefix << st) | (g_hi << u) | j
+                r = (g_hi << u) | j
+                idx = (1 << (s0 + st)) | ((r << s0) | h if last_order else (h << st) | r)
                 assert (idx < sub.shape[1]).all()
                 w, wq = sub[limb, idx, 0].astype(U64), sub[limb, idx, 1].astype(U64)
                 x[e], x[e + half] = ar.ct(x[e], x[e + half], w, wq)

@@ -207,3 +207,26 @@ def test_merge_table_on_host_threads_matches_host_tables(backend, q, log_n):
             got = np.asarray(backend.merge_table(q, table_root, n, form))
             want = tables.merge_table(q, root, n, negacyclic, inverse, 64)
             assert got.shape == want.shape and (got == want).all(), (negacyclic, inverse)
+            for last_bits in sorted({1, log_n // 2, log_n - 1} & set(range(1, log_n))):  # a last pass's order
+                got = np.asarray(backend.merge_table(q, table_root, n, form, last_bits=last_bits))
+                want = tables.merge_table(q, root, n, negacyclic, inverse, 64, last_bits)
+                assert (got == want).all(), (negacyclic, inverse, last_bits)
+    with pytest.raises(ValueError, match="last_bits"):
+        backend.merge_table(q, root, n, False, last_bits=log_n)
+
+
+def test_last_pass_order_is_the_lanes_order():
+    """Position r 2^b + v of stage s >= b holds group bitrev_b(v) 2^(s-b) + r; other stages stay put."""
+    from hebatch.arith import bitrev_indices
+    from hebatch.ntt import tables
+
+    log_n, b = 7, 3
+    order = tables.last_pass_order(log_n, b)
+    assert sorted(order) == list(range(1 << log_n))
+    assert (order[: 1 << b] == np.arange(1 << b)).all()
+    brv = bitrev_indices(b)
+    for s in range(b, log_n):
+        for r in range(1 << (s - b)):
+            for v in range(1 << b):
+                assert order[(1 << s) + (r << b) + v] == (1 << s) + (brv[v] << (s - b)) + r
+    assert (tables.last_pass_order(log_n, 0) == np.arange(1 << log_n)).all()

@@ -80,7 +80,7 @@ MERGE_TABLE_PARAMS = _struct(
     ("ptr", "high low consts"),
     ("i64", "count"),
     ("u64", "mult add mask"),
-    ("i32", "log_n bits"),
+    ("i32", "log_n bits last_bits"),
 )
 # struct Ntt256PassParams of kernels/ntt256.cu: one ntt256_pass launch
 NTT256_PASS_PARAMS = _struct(

@@ -126,7 +126,9 @@ class NTTPlan:
         for i in idx:
             q, root = self.moduli[i], self.roots[i]
             if self.algorithm == "radix2" or len(digits) == 1:
-                merge = tables.gpu_merge_tables(q, root, self.n, self.negacyclic, inverse, word_bits, merge_sub)
+                merge = tables.gpu_merge_tables(
+                    q, root, self.n, self.negacyclic, inverse, word_bits, merge_sub, self.merge_last_bits(word_bits)
+                )
                 per_limb.append([merge] * len(digits))
             else:
                 per_limb.append(
@@ -145,6 +147,12 @@ class NTTPlan:
                 entry.update(post_mode=TABLE_MODES["none"], post_high=None, post_low=None)  # only the last pass scales
             passes.append(entry)
         return passes
+
+    def merge_last_bits(self, word_bits: int) -> int:
+        """The first stage of the last GPU pass of a multi-pass merge transform (its table stores the stages
+        from there on in that pass's order, tables.last_pass_order); 0 for other plans."""
+        passes = self.gpu_passes(word_bits // 8)
+        return passes[-1].s0 if self.algorithm == "radix2" and len(passes) > 1 else 0
 
     def merge_specs(self, idx: tuple[int, ...], inverse: bool) -> list[tuple[int, int, bool]]:
         """Per limb of `idx`: (modulus, table root, negacyclic form) of the shared table of merge passes."""

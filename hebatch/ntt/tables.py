@@ -6,6 +6,10 @@ transform has m = 2^s butterfly groups; group i multiplies by entry m + i of the
   negacyclic (root psi): entry 2^s + i = psi ** ((2 bitrev_s(i) + 1) << (log n - 1 - s))
 so every stage reads a contiguous slice and the negacyclic psi powers need no extra pass. The
 inverse (Gentleman-Sande) table holds the inverses of the same entries. Entry 0 is unused (1).
+
+The GPU's multi-pass merge transforms store the stages of their last pass in another order
+(`last_pass_order`): that pass gives its lanes consecutive bit-reversed high indices, and in this order
+neighbouring lanes read neighbouring entries.
 """
 
 from __future__ import annotations
@@ -152,6 +156,21 @@ def gpu_fourstep_tables(
     return out
 
 
+def last_pass_order(log_n: int, bits: int) -> np.ndarray:
+    """Entry of the radix-2 table held at each position of a merge table whose last pass covers the stages
+    from `bits` on: group i = o 2^(s - bits) + r (o < 2^bits) of stage s >= bits sits at position
+    2^s + r 2^bits + bitrev_bits(o), since that pass's lanes are consecutive values of bitrev_bits(o)
+    (kernels/ntt.cu, LANES_BITREV). Earlier stages, and every stage when bits = 0, keep their order."""
+    order = np.arange(1 << log_n, dtype=np.int64)
+    if bits == 0:
+        return order
+    brv = bitrev_indices(bits)
+    for s in range(bits, log_n):
+        pos = np.arange(1 << s, dtype=np.int64)
+        order[(1 << s) + pos] = (1 << s) + ((brv[pos & ((1 << bits) - 1)] << (s - bits)) | (pos >> bits))
+    return order
+
+
 def merge_table_spec(q: int, root: int, n: int, negacyclic: bool, inverse: bool) -> tuple[int, bool]:
     """(table root, negacyclic form) of the shared table of merge passes: the forward transform's own
     table; the inverse runs the cyclic transform with w^-1 (w = psi^2 when negacyclic)."""
@@ -161,19 +180,31 @@ def merge_table_spec(q: int, root: int, n: int, negacyclic: bool, inverse: bool)
     return pow(w, -1, q), False
 
 
-def merge_table(q: int, root: int, n: int, negacyclic: bool, inverse: bool, word_bits: int) -> np.ndarray:
-    """The shared table of merge passes with companions, (n, 2), built here (the GPU backend builds large
-    ones on the device, entry for entry the same)."""
+def merge_table(
+    q: int, root: int, n: int, negacyclic: bool, inverse: bool, word_bits: int, last_bits: int = 0
+) -> np.ndarray:
+    """The shared table of merge passes with companions, (n, 2), its stages from `last_bits` on in the last
+    pass's order (last_pass_order; 0: natural), built here (the GPU backend builds large ones on the
+    device, entry for entry the same)."""
     table_root, form = merge_table_spec(q, root, n, negacyclic, inverse)
-    return with_companions(q, radix2_twiddles(q, table_root, n, form).fwd, word_bits)
+    table = radix2_twiddles(q, table_root, n, form).fwd
+    return with_companions(q, table[last_pass_order(n.bit_length() - 1, last_bits)], word_bits)
 
 
 def gpu_merge_tables(
-    q: int, root: int, n: int, negacyclic: bool, inverse: bool, word_bits: int, with_sub: bool = True
+    q: int,
+    root: int,
+    n: int,
+    negacyclic: bool,
+    inverse: bool,
+    word_bits: int,
+    with_sub: bool = True,
+    last_bits: int = 0,
 ) -> GpuPassTables:
-    """Merge (radix-2) passes share the full table (merge_table; None when not with_sub: the caller
-    builds it); the inverse multiplies output j by n^-1 (psi^-j n^-1 when negacyclic) in the last pass."""
-    sub = merge_table(q, root, n, negacyclic, inverse, word_bits) if with_sub else None
+    """Merge (radix-2) passes share the full table (merge_table, in the order of a last pass from stage
+    `last_bits` on; None when not with_sub: the caller builds it); the inverse multiplies output j by n^-1
+    (psi^-j n^-1 when negacyclic) in the last pass."""
+    sub = merge_table(q, root, n, negacyclic, inverse, word_bits, last_bits) if with_sub else None
     if not inverse:
         return GpuPassTables(sub=sub)
     post = _post_tables(q, n, word_bits, pow(root, -1, q) if negacyclic else None, n.bit_length() - 1, n - 1)

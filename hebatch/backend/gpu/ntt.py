@@ -76,24 +76,28 @@ class CupyBackend(WordNTT):
             if on_device:
                 specs = plan.merge_specs(idx, inverse)
                 sub = self.xp.empty((len(specs), plan.n, 2), dtype=np.uint64)
+                last_bits = plan.merge_last_bits(word_bits)
                 for limb, (q, root, form) in enumerate(specs):
-                    self.merge_table(q, root, plan.n, form, out=sub[limb])
+                    self.merge_table(q, root, plan.n, form, out=sub[limb], last_bits=last_bits)
                 for tables in device:
                     tables["sub"] = sub
             return host, device
 
         return self._cached(plan, ("tables", idx, inverse, word_bits), build)
 
-    def merge_table(self, q: int, root: int, n: int, negacyclic: bool, *, out=None):
+    def merge_table(self, q: int, root: int, n: int, negacyclic: bool, *, out=None, last_bits: int = 0):
         """hebatch.ntt.tables.merge_table's (n, 2) table of 64-bit words for (q, root), computed on the
         current device (into `out`, C-contiguous, if given): root^E of every entry from two power
-        tables, with its Shoup companion."""
+        tables, with its Shoup companion; the stages from `last_bits` on in a last pass's order
+        (tables.last_pass_order; 0: natural)."""
         from ...arith import power_lookup, with_companions
 
         xp = self.xp
         log_order = _power_of_two_order(root, q)
         if log_order is None or n < 2 or n & (n - 1):
             raise ValueError(f"merge_table needs a root of power-of-two order and n a power of two >= 2, got n = {n}")
+        if not 0 <= last_bits < n.bit_length() - 1:
+            raise ValueError(f"last_bits must be in 0..{n.bit_length() - 2} for n = {n}, got {last_bits}")
         high, low, bits = power_lookup(q, root, log_order)
         name = f"merge_table<{arith_name([q], 64)}>"
         kernel = load_module("ntt.cu", name_expressions=(name,)).get_function(name)
@@ -114,6 +118,7 @@ class CupyBackend(WordNTT):
             mask=(1 << log_order) - 1,
             log_n=n.bit_length() - 1,
             bits=bits,
+            last_bits=last_bits,
         )
         kernel((elementwise_blocks(n, 256, xp.cuda.Device().id),), (256,), (out, struct_argument(params)))
         return out
