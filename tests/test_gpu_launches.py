@@ -26,12 +26,14 @@ def cpu_reference(x3, moduli, n, negacyclic, inverse):
     return (backend.inverse if inverse else backend.forward)(x3.astype(np.uint64), plan)
 
 
-def run_case(moduli, log_n, batch, algorithm, negacyclic, inverse, dtype=np.uint64, fuse=False, split=None):
+def run_case(
+    moduli, log_n, batch, algorithm, negacyclic, inverse, dtype=np.uint64, fuse=False, split=None, ordered_last=False
+):
     n = 1 << log_n
     rng = np.random.default_rng()
     x3 = np.stack([random_residues(rng, q, (batch, n), dtype) for q in moduli], axis=1)
     roots = tuple(default_root(q, n, negacyclic) for q in moduli)
-    plan = make_plan(n, tuple(moduli), roots, negacyclic, algorithm, split)
+    plan = make_plan(n, tuple(moduli), roots, negacyclic, algorithm, split, None, ordered_last)
     plan.cache.clear()
     in2 = None
     if fuse:
@@ -78,9 +80,36 @@ def test_multi_pass(small_tiles, moduli, algorithm, negacyclic, inverse):
     dtype = np.uint32 if moduli[0] < 2**31 else np.uint64
     seen = set()
     for log_n in (6, 9, 11, 13):
-        launches = run_case(moduli, log_n, 2, algorithm, negacyclic, inverse, dtype)
-        seen.add(len(launches))
+        for ordered_last in (False, True) if algorithm == "radix2" else (False,):
+            launches = run_case(moduli, log_n, 2, algorithm, negacyclic, inverse, dtype, ordered_last=ordered_last)
+            seen.add(len(launches))
+            assert (launches[-1].geometry["use_h"] == 2) == ordered_last  # the last pass reads the ordered table
     assert seen == {2, 3}  # two- and three-pass recipes both covered
+
+
+def test_ordered_last_pass_where_enough_blocks_run():
+    """plan_for orders a GPU merge's last pass for q60-style moduli from ORDERED_LAST_PASS_MIN_BLOCKS blocks on;
+    one row of 2^20, Goldilocks, one-pass sizes and the CPU keep the natural table."""
+    import types
+
+    from hebatch.ntt.validate import check_transform_args
+    from hebatch.ntt.word import plan_for
+
+    gpu, cpu = types.SimpleNamespace(name="gpu"), types.SimpleNamespace(name="cpu")
+
+    def plan(log_n, rows, q):
+        args = check_transform_args((1 << log_n,), np.uint64, q, negacyclic=True)
+        return plan_for(args, gpu, rows)
+
+    q = hb.ntt_primes(60, 1 << 23, 1)[0]
+    assert plan(14, 1024, q).ordered_last and plan(22, 1, q).ordered_last and plan(16, 256, q).ordered_last
+    assert not plan(20, 1, q).ordered_last and not plan(12, 4096, q).ordered_last  # 128 blocks; one pass
+    assert not plan(14, 1024, hb.GOLDILOCKS).ordered_last
+    args = check_transform_args((1 << 14,), np.uint64, q, negacyclic=True)
+    assert not plan_for(args, cpu, 1024).ordered_last
+    last = plan(14, 1024, q).gpu_passes(8)[-1]
+    at_limit = recipes.ORDERED_LAST_PASS_MIN_BLOCKS >> (14 - last.log_np - last.log_lanes)
+    assert plan(14, at_limit, q).ordered_last and not plan(14, at_limit - 1, q).ordered_last
 
 
 def test_fused_product(small_tiles):

@@ -136,14 +136,27 @@ CASES = [
     (Q60, np.uint64, 8, False, "4step", (8, 32), None),
     ((BABYBEAR,), np.uint32, 8, True, "4step", (32, 8), None),
 ]
+# the same with the last merge pass reading its twiddles in its lanes' order (use_h 2, tables.last_pass_order)
+ORDERED_CASES = [
+    (Q60, np.uint64, 8, True, "radix2", (16, 16), None),
+    (Q60, np.uint64, 9, False, "radix2", (16, 32), 3),
+    ((GOLDILOCKS,), np.uint64, 7, True, "radix2", (8, 16), None),
+    ((BABYBEAR,), np.uint32, 8, True, "radix2", (32, 8), None),
+]
 
 
-@pytest.mark.parametrize("moduli,dtype,log_n,negacyclic,algorithm,split,radix", CASES)
-def test_ntt_pass_on_host_threads_matches_cpu(backend, moduli, dtype, log_n, negacyclic, algorithm, split, radix):
+@pytest.mark.parametrize(
+    "moduli,dtype,log_n,negacyclic,algorithm,split,radix,ordered",
+    [c + (False,) for c in CASES] + [c + (True,) for c in ORDERED_CASES],
+)
+def test_ntt_pass_on_host_threads_matches_cpu(
+    backend, moduli, dtype, log_n, negacyclic, algorithm, split, radix, ordered
+):
     rng = np.random.default_rng()
     n = 1 << log_n
     roots = tuple(default_root(q, n, negacyclic) for q in moduli)
-    plan = make_plan(n, moduli, roots, negacyclic, algorithm, split, radix)
+    plan = make_plan(n, moduli, roots, negacyclic, algorithm, split, radix, ordered)
+    assert (plan.merge_last_bits(8 * np.dtype(dtype).itemsize) > 0) == ordered
     passes = plan.gpu_passes(np.dtype(dtype).itemsize)
     assert all(p.log_r == min(radix or recipes.RADIX_LOG, p.log_np) for p in passes)
     cpu = NumpyBackend()

@@ -50,7 +50,12 @@ def transform_launches(
             mode, grid = "row", -(-rows // lanes)
         elif plan.algorithm == "radix2":
             geom.update(
-                d_o=d_before, d_i=n // (d_before * n_p), s0=p.s0, use_h=1, log_do=p.s0, keep_positions=0 if last else 1
+                d_o=d_before,
+                d_i=n // (d_before * n_p),
+                s0=p.s0,
+                use_h=2 if last and plan.merge_last_bits(word_bits) else 1,  # 2: the table in the last pass's order
+                log_do=p.s0,
+                keep_positions=0 if last else 1,
             )
             mode = "bitrev" if last else "i"
         elif last:  # output base of o = k1 n2 + k2 is k1 + n1 k2 (three passes); o (two passes)

@@ -35,6 +35,8 @@ class NTTPlan:
     # None: each backend's recipe
     split: tuple[int, int] | None = None
     radix_log: int | None = None  # log2 elements per thread of the GPU passes; None: the recipe's RADIX_LOG
+    # GPU multi-pass merge: the last pass reads its twiddles in its lanes' order (recipes.ordered_last_pass)
+    ordered_last: bool = False
     cache: dict = field(default_factory=dict, repr=False)
 
     @property
@@ -149,10 +151,10 @@ class NTTPlan:
         return passes
 
     def merge_last_bits(self, word_bits: int) -> int:
-        """The first stage of the last GPU pass of a multi-pass merge transform (its table stores the stages
-        from there on in that pass's order, tables.last_pass_order); 0 for other plans."""
+        """The first stage of the last GPU pass of a multi-pass merge transform whose table stores the stages
+        from there on in that pass's order (ordered_last, tables.last_pass_order); 0 for other plans."""
         passes = self.gpu_passes(word_bits // 8)
-        return passes[-1].s0 if self.algorithm == "radix2" and len(passes) > 1 else 0
+        return passes[-1].s0 if self.ordered_last and self.algorithm == "radix2" and len(passes) > 1 else 0
 
     def merge_specs(self, idx: tuple[int, ...], inverse: bool) -> list[tuple[int, int, bool]]:
         """Per limb of `idx`: (modulus, table root, negacyclic form) of the shared table of merge passes."""
@@ -193,10 +195,11 @@ def make_plan(
     algorithm: str,
     split: tuple[int, int] | None = None,
     radix_log: int | None = None,
+    ordered_last: bool = False,
 ) -> NTTPlan:
     """The cached plan for these (already validated) arguments; `algorithm` is resolved."""
     if split is not None and split[0] * split[1] != n:
         raise ValueError(f"split {split} needs n1 * n2 = n = {n}")
     if radix_log is not None and not 1 <= radix_log <= recipes.RADIX_LOG:
         raise ValueError(f"radix_log must be in 1..{recipes.RADIX_LOG}, got {radix_log}")
-    return NTTPlan(n, moduli, roots, negacyclic, algorithm, split, radix_log)
+    return NTTPlan(n, moduli, roots, negacyclic, algorithm, split, radix_log, ordered_last)

@@ -8,15 +8,17 @@ import numpy as np
 
 from ..backend import WordNTT, get
 from ..device import device_of
+from ..field import KIND_GOLDILOCKS
 from .plan import NTTPlan, make_plan
-from .recipes import choose_algorithm, small_batch_radix, small_batch_split
+from .recipes import choose_algorithm, ordered_last_pass, small_batch_radix, small_batch_split
 from .validate import TransformArgs, _check_flag, check_entries, check_transform_args
 
 
 def plan_for(args: TransformArgs, backend: WordNTT, batch: int = 1, dtype=np.uint64) -> NTTPlan:
     """The cached plan for validated arguments, resolving algorithm="auto" for this backend and the
-    dtype it computes in, and cutting few GPU rows of a one-pass size into two merge passes (with 8
-    elements per thread when they are few elements in all)."""
+    dtype it computes in, cutting GPU rows of a one-pass size into two merge passes where that is faster
+    (with 8 elements per thread when they are few elements in all), and ordering the twiddle table of a
+    GPU merge's last pass for its lanes where enough blocks run."""
     log_n, rows, word_bytes = args.n.bit_length() - 1, batch * args.limbs, np.dtype(dtype).itemsize
     algorithm = args.algorithm
     if algorithm == "auto":
@@ -25,7 +27,12 @@ def plan_for(args: TransformArgs, backend: WordNTT, batch: int = 1, dtype=np.uin
     if algorithm == "radix2" and backend.name == "gpu":
         split = small_batch_split(log_n, rows, word_bytes)
         radix = small_batch_radix(log_n, rows, word_bytes)
-    return make_plan(args.n, args.moduli, args.roots, args.negacyclic, algorithm, split, radix)
+    plan = make_plan(args.n, args.moduli, args.roots, args.negacyclic, algorithm, split, radix)
+    if algorithm == "radix2" and backend.name == "gpu" and word_bytes == 8:
+        goldilocks = any(info.kind == KIND_GOLDILOCKS for info in plan.infos)
+        if ordered_last_pass(plan.gpu_passes(word_bytes), rows, args.n, goldilocks):
+            plan = make_plan(args.n, args.moduli, args.roots, args.negacyclic, algorithm, split, radix, True)
+    return plan
 
 
 def _lead_shape(shape, args: TransformArgs) -> tuple[int, ...]:
