@@ -5,7 +5,7 @@
 // transforms per block, R = 2^LOG_R elements per thread. Stages are done R at a time in registers
 // (a radix-R step), with shared-memory exchanges between steps. Twiddles come from a table in the
 // merge layout (entry 2^s + i serves butterfly group i of stage s; negacyclic psi powers folded in), whose
-// stages of a multi-pass merge's last pass may be stored in that pass's order (see LANES_BITREV).
+// stages of a multi-pass merge's last pass may be stored in that pass's order (LANES_BITREV_ORDERED).
 //
 // The passes compose two algorithms:
 //  * 4-step (n = n1 * n2 [* n3]): sub-transforms with their own small tables, each non-last pass
@@ -33,9 +33,9 @@ enum LaneMode {
     LANES_ALONG_I = 0,    // lanes are consecutive columns i (in-place passes)
     LANES_ALONG_O = 1,    // lanes step o by `digit_d`; output base = o / d + m * (o % d) (4-step last pass)
     LANES_ALONG_ROW = 2,  // lanes are consecutive rows (one-pass transforms of small n)
-    LANES_BITREV = 3,     // lanes are o = bitrev(v), v consecutive; output base = v (merge last pass). With use_h = 2
-                          // its table stages hold group o 2^t + r at r 2^s0 + v (hebatch.ntt.tables.last_pass_order):
-                          // neighbouring lanes read neighbouring entries
+    LANES_BITREV = 3,     // lanes are o = bitrev(v), v consecutive; output base = v (merge last pass)
+    LANES_BITREV_ORDERED = 4,  // the same, its table stages holding group o 2^t + r at r 2^s0 + v
+                               // (hebatch.ntt.tables.last_pass_order): neighbouring lanes read neighbouring entries
 };
 
 // How a pass gets a power of a root: not at all, from one lookup table, or as the product of two (high, low).
@@ -62,8 +62,7 @@ struct NttPassParams {
     long long z_mask, c_p;     // E = c_p (alpha k + beta)(gamma i + delta) & z_mask
     long long p_mask;          // post factor index j: high[j >> p_bits] low[j & p_mask]
     int limbs, log_do;         // log_do: LANES_BITREV's bits of o
-    int s0, use_h;             // merge passes: first stage, whether o's bits select the table entries (2: in the
-                               // last pass's order, LANES_BITREV)
+    int s0, use_h;             // merge passes: first stage, whether o's bits select the table entries
     int z_bits, alpha, beta, gamma, delta;
     int p_bits, post_by_output;  // post factor index: the output position (1) or k (0)
     int keep_positions;        // merge non-last passes: store at the positions of the in-place transform
@@ -98,11 +97,11 @@ __device__ __forceinline__ int swizzle(int x) { return x ^ (((x >> 4) ^ (x >> 8)
 
 // One radix-R step of the sub-transform (STEP is a compile-time constant so x stays in registers),
 // then the next step. Step 0 covers the top R0 stages; every later step covers LOG_R stages.
-// h: the global index bits above the pass (o of a merge pass, 0 for others), or, when `ordered` (LANES_BITREV
-// passes only, BITREV), the lane's v, the table's stages of this pass being in the last pass's order.
-template <class A, int LOG_NP, int LOG_LANES, int LOG_R, bool BITREV, int STEP>
+// h: the global index bits above the pass (o of a merge pass, 0 for others), or, when ORDERED
+// (LANES_BITREV_ORDERED), the lane's v, the table's stages of this pass being in the last pass's order.
+template <class A, int LOG_NP, int LOG_LANES, int LOG_R, bool ORDERED, int STEP>
 __device__ __forceinline__ void ntt_steps(typename A::T (&x)[1 << LOG_R], typename A::T* smem, int lane, int tg,
-                                          const typename A::Tw* __restrict__ table, int s0, long long h, bool ordered,
+                                          const typename A::Tw* __restrict__ table, int s0, long long h,
                                           const A& arith) {
     constexpr int NP = 1 << LOG_NP;
     constexpr int R = 1 << LOG_R;
@@ -148,12 +147,12 @@ __device__ __forceinline__ void ntt_steps(typename A::T (&x)[1 << LOG_R], typena
                 const int j = b / half, e = j * 2 * half + (b % half);
                 if (b % half == 0) {
                     const long long r = ((long long)g_hi << u) | j;  // group within the pass's sub-transform
-                    w = table[(1ll << (s0 + st)) | (BITREV && ordered ? (r << s0) | h : (h << st) | r)];
+                    w = table[(1ll << (s0 + st)) | (ORDERED ? (r << s0) | h : (h << st) | r)];
                 }
                 arith.ct(x[e], x[e + half], w);
             }
         }
-        ntt_steps<A, LOG_NP, LOG_LANES, LOG_R, BITREV, STEP + 1>(x, smem, lane, tg, table, s0, h, ordered, arith);
+        ntt_steps<A, LOG_NP, LOG_LANES, LOG_R, ORDERED, STEP + 1>(x, smem, lane, tg, table, s0, h, arith);
     }
 }
 
@@ -183,7 +182,7 @@ __global__ void __launch_bounds__((1 << (LOG_NP + LOG_LANES - LOG_R)),
     ntt_pass(const typename A::T* __restrict__ in, const typename A::T* __restrict__ in2,
              typename A::T* __restrict__ out, KERNEL_PARAMS NttPassParams<typename A::Tw> prm) {
     static_assert((1 << (LOG_NP + LOG_LANES - LOG_R)) <= NTT_MAX_THREADS, "more threads than a block may have");
-    static_assert(LANE_MODE >= LANES_ALONG_I && LANE_MODE <= LANES_BITREV, "LANE_MODE: one of enum LaneMode");
+    static_assert(LANE_MODE >= LANES_ALONG_I && LANE_MODE <= LANES_BITREV_ORDERED, "LANE_MODE: one of enum LaneMode");
     static_assert(TW_MODE >= TABLES_NONE && TW_MODE <= TABLES_TWO && POST_MODE >= TABLES_NONE &&
                       POST_MODE <= TABLES_TWO,
                   "TW_MODE, POST_MODE: one of enum TableMode");
@@ -244,7 +243,7 @@ __global__ void __launch_bounds__((1 << (LOG_NP + LOG_LANES - LOG_R)),
             const long long rem = t - blocks_d * digit_d;
             o = (blocks_d * LANES + lane) * digit_d + rem;
             out_base = row * n + (o / digit_d) + digit_m * (o % digit_d);
-        } else {  // LANES_BITREV
+        } else {  // LANES_BITREV, LANES_BITREV_ORDERED
             lane_v = t * LANES + lane;
             o = log_do ? (long long)(__brevll((u64)lane_v) >> (64 - log_do)) : 0;
             out_base = row * n + lane_v;
@@ -254,11 +253,10 @@ __global__ void __launch_bounds__((1 << (LOG_NP + LOG_LANES - LOG_R)),
     const int limb = (int)(row % limbs);
     const A arith(consts[limb]);
     const Tw* table = tw + limb * tw_stride;
-    // merge passes: the global index bits above this pass select the table entries (use_h 2: in the last pass's
-    // order, see ntt_steps)
-    constexpr bool BITREV = LANE_MODE == LANES_BITREV;
-    const bool ordered = BITREV && use_h == 2;
-    const long long h = ordered ? lane_v : (use_h ? o : 0);
+    // merge passes: the global index bits above this pass select the table entries (LANES_BITREV_ORDERED: in the
+    // last pass's order, by v; see ntt_steps)
+    constexpr bool ORDERED = LANE_MODE == LANES_BITREV_ORDERED;
+    const long long h = ORDERED ? lane_v : (use_h ? o : 0);
 
     T x[R];
 
@@ -275,7 +273,7 @@ __global__ void __launch_bounds__((1 << (LOG_NP + LOG_LANES - LOG_R)),
         }
     }
 
-    ntt_steps<A, LOG_NP, LOG_LANES, LOG_R, BITREV, 0>(x, smem, lane, tg, table, s0, h, ordered, arith);
+    ntt_steps<A, LOG_NP, LOG_LANES, LOG_R, ORDERED, 0>(x, smem, lane, tg, table, s0, h, arith);
 
     if (!active) return;
 

@@ -139,8 +139,8 @@ def emulate_pass(ln, src, in2, dst, prm, memory, arith_kind):
     q = consts["q"][limb].astype(U64)
     ar = Arith(arith_kind, q, consts["mu"][limb].astype(U64), consts["m"][limb].astype(U64))
     sub = table("tw", "tw_stride")
-    # use_h 2: a merge's last pass reads its stages in that pass's order (tables.last_pass_order), by its lanes' v
-    last_order = mode == LANE_MODES["bitrev"] and use_h == 2
+    # a merge's last pass may read its stages in that pass's order (tables.last_pass_order), by its lanes' v
+    last_order = mode == LANE_MODES["bitrev_ordered"]
     h = (v if last_order else o) if use_h else np.zeros(T, dtype=np.int64)
 
     x = []

@@ -25,7 +25,13 @@ from hebatch.backend.kernels import (
 
 from .host_kernels import compiler, host_library
 
-LANE_ENUM = {"i": "LANES_ALONG_I", "o": "LANES_ALONG_O", "row": "LANES_ALONG_ROW", "bitrev": "LANES_BITREV"}
+LANE_ENUM = {
+    "i": "LANES_ALONG_I",
+    "o": "LANES_ALONG_O",
+    "row": "LANES_ALONG_ROW",
+    "bitrev": "LANES_BITREV",
+    "bitrev_ordered": "LANES_BITREV_ORDERED",
+}
 TABLE_ENUM = {"none": "TABLES_NONE", "one": "TABLES_ONE", "two": "TABLES_TWO"}
 
 # Enough of CUDA for a host compiler to parse the kernel files (nothing is instantiated or run).

@@ -53,11 +53,12 @@ def transform_launches(
                 d_o=d_before,
                 d_i=n // (d_before * n_p),
                 s0=p.s0,
-                use_h=2 if last and plan.merge_last_bits(word_bits) else 1,  # 2: the table in the last pass's order
+                use_h=1,
                 log_do=p.s0,
                 keep_positions=0 if last else 1,
             )
-            mode = "bitrev" if last else "i"
+            # the last pass's lanes are bit-reversed; its table stages in its order where the plan says so
+            mode = ("bitrev_ordered" if plan.merge_last_bits(word_bits) else "bitrev") if last else "i"
         elif last:  # output base of o = k1 n2 + k2 is k1 + n1 k2 (three passes); o (two passes)
             first = 1 << passes[0].log_np
             geom.update(d_o=d_before, digit_d=d_before // first if len(passes) == 3 else 1, digit_m=first)

@@ -7,6 +7,7 @@ the backend loads kernels from it; anything missing from it is compiled at run t
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import pathlib
 import re
@@ -36,8 +37,12 @@ def kernel_names(max_log_n: int = 28, batch_rows: tuple[int, ...] = (1, 4096)) -
                 few_radix = SMALL_SPLIT_RADIX_LOG if small_batch_radix(log_n, 1, word // 8) else None
                 choices = {("4step", None, None), ("radix2", None, None), ("radix2", few_rows, None)}
                 choices.add(("radix2", few_rows, few_radix))
-                for algorithm, split, radix in choices:
-                    plan = make_plan(n, (q,), (default_root(q, n, nega),), nega, algorithm, split, radix)
+                # merges of 60-bit-style words may read their last pass's twiddles in its order (ordered_last_pass)
+                orders = (False, True) if word == 64 and q != GOLDILOCKS else (False,)
+                for (algorithm, split, radix), ordered in itertools.product(choices, orders):
+                    if ordered and algorithm != "radix2":
+                        continue
+                    plan = make_plan(n, (q,), (default_root(q, n, nega),), nega, algorithm, split, radix, ordered)
                     for inverse in (False, True):
                         modes = [dict(tw_mode=t, post_mode=p) for t, p in plan.gpu_pass_modes(inverse, word)]
                         for fuse in (False, True) if inverse else (False,):
