@@ -58,8 +58,10 @@ def small_tiles(monkeypatch):
     monkeypatch.setitem(recipes.SINGLE_PASS_MAX_LOG, 4, 5)
     monkeypatch.setattr(recipes, "SMALL_TILE_LOG", 6)
     make_plan.cache_clear()
+    recipes.gpu_passes.cache_clear()  # the passes of the shrunk recipe
     yield
     make_plan.cache_clear()
+    recipes.gpu_passes.cache_clear()
 
 
 @pytest.mark.parametrize("negacyclic", [False, True])
