@@ -49,6 +49,14 @@ def run_case(
     return launches
 
 
+def clear_plans():
+    from hebatch.ntt.word import _plan_choice
+
+    make_plan.cache_clear()
+    recipes.gpu_passes.cache_clear()
+    _plan_choice.cache_clear()
+
+
 @pytest.fixture
 def small_tiles(monkeypatch):
     """Shrink the recipe's tile so that multi-pass transforms appear at small n."""
@@ -57,11 +65,9 @@ def small_tiles(monkeypatch):
     monkeypatch.setitem(recipes.SINGLE_PASS_MAX_LOG, 8, 5)
     monkeypatch.setitem(recipes.SINGLE_PASS_MAX_LOG, 4, 5)
     monkeypatch.setattr(recipes, "SMALL_TILE_LOG", 6)
-    make_plan.cache_clear()
-    recipes.gpu_passes.cache_clear()  # the passes of the shrunk recipe
+    clear_plans()  # the plans and passes of the shrunk recipe
     yield
-    make_plan.cache_clear()
-    recipes.gpu_passes.cache_clear()
+    clear_plans()
 
 
 @pytest.mark.parametrize("negacyclic", [False, True])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 import numpy as np
 
@@ -19,16 +20,21 @@ def plan_for(args: TransformArgs, backend: WordNTT, batch: int = 1, dtype=np.uin
     dtype it computes in, cutting GPU rows of a one-pass size into two merge passes where that is faster
     (with 8 elements per thread when they are few elements in all), and ordering the twiddle table of a
     GPU merge's last pass for its lanes where enough blocks run."""
-    log_n, rows, word_bytes = args.n.bit_length() - 1, batch * args.limbs, np.dtype(dtype).itemsize
+    return _plan_choice(args, backend.name, batch * args.limbs, np.dtype(dtype).itemsize)
+
+
+@lru_cache(maxsize=1024)  # every transform call asks: one lookup instead of the recipes' decisions
+def _plan_choice(args: TransformArgs, device: str, rows: int, word_bytes: int) -> NTTPlan:
+    log_n = args.n.bit_length() - 1
     algorithm = args.algorithm
     if algorithm == "auto":
-        algorithm = choose_algorithm(backend.name, log_n, rows, word_bytes)
+        algorithm = choose_algorithm(device, log_n, rows, word_bytes)
     split = radix = None
-    if algorithm == "radix2" and backend.name == "gpu":
+    if algorithm == "radix2" and device == "gpu":
         split = small_batch_split(log_n, rows, word_bytes)
         radix = small_batch_radix(log_n, rows, word_bytes)
     plan = make_plan(args.n, args.moduli, args.roots, args.negacyclic, algorithm, split, radix)
-    if algorithm == "radix2" and backend.name == "gpu" and word_bytes == 8:
+    if algorithm == "radix2" and device == "gpu" and word_bytes == 8:
         goldilocks = any(info.kind == KIND_GOLDILOCKS for info in plan.infos)
         if ordered_last_pass(plan.gpu_passes(word_bytes), rows, args.n, goldilocks):
             plan = make_plan(args.n, args.moduli, args.roots, args.negacyclic, algorithm, split, radix, True)
