@@ -61,7 +61,7 @@ struct NttPassParams {
     long long tw_stride, z_stride_h, z_stride_l, p_stride_h, p_stride_l;
     long long z_mask, c_p;     // E = c_p (alpha k + beta)(gamma i + delta) & z_mask
     long long p_mask;          // post factor index j: high[j >> p_bits] low[j & p_mask]
-    int limbs, log_do;         // log_do: LANES_BITREV's bits of o
+    int limbs, log_do;         // log_do: the bits of o of LANES_BITREV(_ORDERED)
     int s0, use_h;             // merge passes: first stage, whether o's bits select the table entries
     int z_bits, alpha, beta, gamma, delta;
     int p_bits, post_by_output;  // post factor index: the output position (1) or k (0)

@@ -160,7 +160,7 @@ def last_pass_order(log_n: int, bits: int) -> np.ndarray:
     """Entry of the radix-2 table held at each position of a merge table whose last pass covers the stages
     from `bits` on: group i = o 2^(s - bits) + r (o < 2^bits) of stage s >= bits sits at position
     2^s + r 2^bits + bitrev_bits(o), since that pass's lanes are consecutive values of bitrev_bits(o)
-    (kernels/ntt.cu, LANES_BITREV). Earlier stages, and every stage when bits = 0, keep their order."""
+    (kernels/ntt.cu, LANES_BITREV_ORDERED). Earlier stages, and every stage when bits = 0, keep their order."""
     order = np.arange(1 << log_n, dtype=np.int64)
     if bits == 0:
         return order
