@@ -151,12 +151,13 @@ def small_batch_radix(log_n: int, rows: int, word_bytes: int) -> int | None:
 
 # The last pass of a multi-pass merge transform reads its twiddles in its lanes' order (a table whose stages
 # of that pass are stored as hebatch.ntt.tables.last_pass_order) when it runs at least this many blocks, for
-# 60-bit-style moduli. Measured on an NVIDIA H100 80GB HBM3 on 2026-11-26 against the natural order, same run
-# (benchmarks/results/ntt-last-pass-order-ab-H100-80GB-HBM3-2026-11-26.json): q60 forward / inverse 0.91x /
-# 0.94x at 2^14 x 1024 and 3840 rows, 0.89x / 0.95x at 2^16 x 256, 0.91x / 0.97x at 2^17 x 128, 0.97x-0.99x at
-# 2^22-2^26 (one row, 512 blocks and more); BFV n16384 multiplication, relinearization and rotation of 64
-# ciphertexts 0.95x-0.96x. One row of 2^20 (128 blocks, one per SM, each thread waiting on its own loads)
-# ran 1.06x-1.11x slower, and Goldilocks (a cheaper butterfly) moved by -3% to +4%: both keep the natural order.
+# 64-bit moduli other than Goldilocks. Measured on an NVIDIA H100 80GB HBM3 on 2026-11-26 against the natural
+# order, same run (benchmarks/results/ntt-last-pass-order-ab-H100-80GB-HBM3-2026-11-26.json, final_runs): q60
+# forward / inverse 0.92x / 0.92x-0.93x at 2^14 x 1024 and 3840 rows, 0.88x / 0.90x at 2^16 x 256, 0.88x /
+# 0.95x at 2^17 x 128, 0.95x-0.97x at 2^21-2^26 (one row, 2048 blocks and more); BFV n16384 multiplication,
+# relinearization and rotation of 64 ciphertexts 0.94x-0.96x. With the order everywhere (the file's first
+# runs), one row of 2^20 (128 blocks, one per SM, each thread waiting on its own loads) ran 1.06x-1.11x
+# slower, and Goldilocks (a cheaper butterfly) moved by -3% to +4%: both keep the natural order.
 # The order is a lane mode of its own (compiled apart): chosen at run time inside one kernel it cost 1-11%.
 ORDERED_LAST_PASS_MIN_BLOCKS = 512
 
