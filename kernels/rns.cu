@@ -401,8 +401,14 @@ extern "C" __global__ void rns_tensor(u64* __restrict__ out, const u64* __restri
 // src_w_i = m~ (Q/q_i)^-1 mod q_i (Shoup); factors [dst_limbs + 1][src_limbs]: rows j (Q/q_i) m~^-1 mod b_j, the
 // last row (Q/q_i) mod m~; dst tables have dst_limbs + 1 rows (B_sk then m~); q_terms[j] = (Q m~^-1 mod b_j,
 // -Q m~^-1 mod b_j), the second for a negative centred r.
-extern "C" __global__ void rns_behz_extend(u64* __restrict__ out, long long out_bs, const u64* __restrict__ x,
-                                           long long x_bs, long long batch, int src_limbs, int dst_limbs, long long n,
+// The items of x come from two sources (x then x2 within each lead item, x_parts and parts - x_parts of them:
+// the pair of ciphertexts of a product, read where they are), and when copy_q the source rows are also written
+// to out_q (the q rows above the extension in one (..., parts, q + B_sk, n) array), so no stacked copy is made.
+// Item `row` (of batch = lead items * parts) is part k = row % parts of lead item row / parts.
+extern "C" __global__ void rns_behz_extend(u64* __restrict__ out, long long out_bs, u64* __restrict__ out_q,
+                                           int copy_q, const u64* __restrict__ x, long long x_bs,
+                                           const u64* __restrict__ x2, long long x2_bs, int x_parts, int parts,
+                                           long long batch, int src_limbs, int dst_limbs, long long n,
                                            const ModConst* __restrict__ src_consts, const Tw64* __restrict__ src_w,
                                            const ModConst* __restrict__ dst_consts,
                                            const WideRatio* __restrict__ dst_ratios,
@@ -411,12 +417,20 @@ extern "C" __global__ void rns_behz_extend(u64* __restrict__ out, long long out_
     Tw64 neg_q_inv_mt;
     neg_q_inv_mt.w = neg_q_inv_mt_w;
     neg_q_inv_mt.wq = neg_q_inv_mt_wq;
+    const long long part_size = (long long)src_limbs * n;
     ROWS_LOOP(batch) {
-        const u64* px = x + row * x_bs;
+        const long long item = row / parts;
+        const int k = (int)(row - item * parts);
+        const u64* px = k < x_parts ? x + item * x_bs + k * part_size : x2 + item * x2_bs + (k - x_parts) * part_size;
         u64* po = out + row * out_bs;
+        u64* pq = out_q + row * out_bs;
         COLS_LOOP(n) {
             u64 y[RNS_MAX_SRC];
-            for (int i = 0; i < src_limbs; ++i) y[i] = shoup_mul(px[i * n + col], src_w[i], src_consts[i].q);
+            for (int i = 0; i < src_limbs; ++i) {
+                const u64 v = px[i * n + col];
+                if (copy_q) pq[i * n + col] = v;
+                y[i] = shoup_mul(v, src_w[i], src_consts[i].q);
+            }
             const u64 mt = dst_consts[dst_limbs].q;
             const u64 y_mt = dot_mod(y, factors + (long long)dst_limbs * src_limbs, src_limbs, mt,
                                      dst_ratios[dst_limbs], dst_r128[dst_limbs]);

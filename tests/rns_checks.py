@@ -371,6 +371,20 @@ def check_fused(ops, ref, rng, lead, n, limbs, to_host):
     assert ops.behz_extend(whole[..., :limbs, :], q, bsk, m_tilde, out=rows_b) is rows_b
     same(whole[..., limbs:, :], want_ext, "behz_extend into out")
     same(whole[..., :limbs, :], x, "behz_extend leaves its input rows")
+    # the pair stacked with its extension: two sources read in place, one source, views, broadcast batch axes
+    want_full = np.concatenate([x, want_ext], axis=-2)
+    pair = (xp.ascontiguousarray(dx[..., :2, :, :]), xp.ascontiguousarray(dx[..., 2:, :, :]))  # two allocations
+    same(ops.behz_extend_stack(pair, q, bsk, m_tilde), want_full, "behz_extend_stack")
+    same(ops.behz_extend_stack((dx[..., :2, :, :], dx[..., 2:, :, :]), q, bsk, m_tilde), want_full, "of views")
+    same(ops.behz_extend_stack((dx,), q, bsk, m_tilde), want_full, "behz_extend_stack of one source")
+    same(
+        ops.behz_extend_stack((dx[..., :1, :, :], dx[..., 1:, :, :]), q, bsk, m_tilde), want_full, "extend_stack 1 + 3"
+    )
+    if lead:  # a single item against a batch: the batch axes broadcast
+        one = x[(0,) * len(lead)][..., :2, :, :]
+        got = ops.behz_extend_stack((xp.asarray(one), dx[..., 2:, :, :]), q, bsk, m_tilde)
+        pair = np.concatenate([np.broadcast_to(one, x[..., :2, :, :].shape), x[..., 2:, :, :]], axis=-3)
+        same(got, np.concatenate([pair, RnsOps.behz_extend(ref, pair, q, bsk, m_tilde)], axis=-2), "broadcast")
     d = np.concatenate([residues(rng, tuple(lead) + (3,), q, n), residues(rng, tuple(lead) + (3,), bsk, n)], axis=-2)
     dd = xp.asarray(d)
     floor = ops.behz_floor(dd[..., :limbs, :], dd[..., limbs:, :], t, q, bsk)

@@ -282,6 +282,22 @@ class RnsOps(abc.ABC):
         out[...] = result
         return out
 
+    def behz_extend_stack(self, parts, q, bsk, m_tilde):
+        """Arrays (..., k_i, len(q), n) over q, batch axes broadcast, stacked along the component axis with
+        each item's BEHZ extension to B_sk below it: (..., sum k_i, len(q) + len(bsk), n), the q rows holding
+        the parts. Here each part is copied into place and the extension written into its rows."""
+        q, bsk = tuple(q), tuple(bsk)
+        limbs = len(q)
+        lead = np.broadcast_shapes(*(p.shape[:-3] for p in parts))
+        n = parts[0].shape[-1]
+        full = self.xp.empty(lead + (sum(p.shape[-3] for p in parts), limbs + len(bsk), n), dtype=np.uint64)
+        start = 0
+        for p in parts:
+            full[..., start : start + p.shape[-3], :limbs, :] = p
+            start += p.shape[-3]
+        self.behz_extend(full[..., :limbs, :], q, bsk, m_tilde, out=full[..., limbs:, :])
+        return full
+
     def behz_floor(self, d_q, d_bsk, t, q, bsk):
         """BEHZ fast floor of t d / Q into B_sk, d given over q and over B_sk:
         (t d_bsk - FastBConv(t d_q, q -> B_sk)) * Q^-1 mod b_j."""

@@ -111,7 +111,16 @@ def count_calls(ctx, fn, inp) -> dict:
     return dict(sorted(counter.calls.items()))
 
 
-FUSED_STEPS = ("tensor", "behz_extend", "behz_floor", "behz_sk", "inner_product", "mod_down", "scale_round")
+FUSED_STEPS = (
+    "tensor",
+    "behz_extend",
+    "behz_extend_stack",
+    "behz_floor",
+    "behz_sk",
+    "inner_product",
+    "mod_down",
+    "scale_round",
+)
 
 
 def composed_steps(ops):

@@ -163,18 +163,9 @@ class Context(SchemeContext):
         """Ciphertext data parts (..., k, L, n) in [0, q), batch axes broadcast, stacked along the component
         axis and extended exactly from base q to B_sk (BEHZ: FastBConv of m~ x to B_sk and m~, then the small
         Montgomery reduction by m~ removes FastBConv's multiple of q): (..., sum of k, L + |B_sk|, n) over
-        q + B_sk. Each part is copied once into place and the extension written into its rows, so no
-        stacked or concatenated copy is made."""
+        q + B_sk, with no stacked or concatenated copy (RnsOps.behz_extend_stack)."""
         _, _, bsk, m_tilde = self._behz
-        xp, L = self.xp, self.L
-        lead = np.broadcast_shapes(*(p.shape[:-3] for p in parts))
-        full = xp.empty(lead + (sum(p.shape[-3] for p in parts), L + len(bsk), self.n), dtype=np.uint64)
-        start = 0
-        for p in parts:
-            full[..., start : start + p.shape[-3], :L, :] = p
-            start += p.shape[-3]
-        self.ops.behz_extend(full[..., :L, :], self.q, bsk, m_tilde, out=full[..., L:, :])
-        return full
+        return self.ops.behz_extend_stack(parts, self.q, bsk, m_tilde)
 
     def _scale_down(self, d_q, d_bsk):
         """round-ish(t d / q) in base q from d given in q and B_sk: BEHZ fast floor in B_sk, then the

@@ -613,11 +613,8 @@ class CupyRnsOps(RnsOps):
         factors = np.array([[h % p for h in qhat] for p in dst], dtype=np.uint64).reshape(len(dst), len(src))
         return big, qhat_inv, src_consts.view(np.uint8), factors, dst_consts.view(np.uint8), dst_ratios, dst_r128
 
-    def behz_extend(self, x, q, bsk, m_tilde, out=None):
-        """BEHZ exact extension q -> B_sk (FastBConv with m~ and the small Montgomery reduction) in one kernel,
-        written into `out` when given."""
-        q, bsk = _check_moduli(q, "q"), _check_moduli(bsk, "bsk")
-        m_tilde = int(m_tilde)
+    def _behz_extend_tables(self, q, bsk, m_tilde):
+        """The device tables of rns_behz_extend for (q, B_sk, m~), uploaded once."""
 
         def build():
             big_q, qhat_inv, src_c, factors, dst_c, dst_r, dst_r128 = self._conversion_rows(q, bsk + (m_tilde,))
@@ -638,9 +635,69 @@ class CupyRnsOps(RnsOps):
                 _signed_terms([big_q * v for v in m_inv], bsk),
             )
 
-        return self._conversion(
-            "rns_behz_extend", x, len(q), len(bsk), self._uploaded(("behz_extend", q, bsk, m_tilde), build), out=out
+        return self._uploaded(("behz_extend", q, bsk, m_tilde), build)
+
+    def _launch_behz_extend(self, out, out_bs, out_q, sources, parts, lead, q, bsk, m_tilde):
+        """rns_behz_extend over the lead items of `parts` parts each, read from one or two (array, batch stride,
+        parts) sources; out (and out_q, the q rows, when not None) one item every out_bs elements."""
+        n = out.shape[-1]
+        rows = math.prod(lead) * parts
+        (x, x_bs, x_parts), (x2, x2_bs, _) = sources[0], sources[-1]
+        self._launch(
+            "rns_behz_extend",
+            rows,
+            n,
+            (
+                out,
+                np.int64(out_bs),
+                out if out_q is None else out_q,
+                np.int32(out_q is not None),
+                x,
+                x_bs,
+                x2,
+                x2_bs,
+                np.int32(x_parts),
+                np.int32(parts),
+                np.int64(rows),
+                np.int32(len(q)),
+                np.int32(len(bsk)),
+                np.int64(n),
+                *self._behz_extend_tables(q, bsk, m_tilde),
+            ),
         )
+
+    def behz_extend(self, x, q, bsk, m_tilde, out=None):
+        """BEHZ exact extension q -> B_sk (FastBConv with m~ and the small Montgomery reduction) in one kernel,
+        written into `out` when given."""
+        q, bsk = _check_moduli(q, "q"), _check_moduli(bsk, "bsk")
+        x, lead, bs = self._items(x, "x", 2, len(q))
+        shape = lead + (len(bsk), x.shape[-1])
+        if out is None:
+            out, out_bs = self.xp.empty(shape, dtype=np.uint64), math.prod(shape[-2:])
+        else:
+            out_bs = self._out_items(out, shape)
+        self._launch_behz_extend(out, out_bs, None, [(x, bs, 1)], 1, lead, q, bsk, int(m_tilde))
+        return out
+
+    def behz_extend_stack(self, parts, q, bsk, m_tilde):
+        """RnsOps.behz_extend_stack in one kernel that reads one or two sources of equal batch shape where they
+        are and writes both the q rows and the extension (others: the generic copy and extension)."""
+        q, bsk = _check_moduli(q, "q"), _check_moduli(bsk, "bsk")
+        parts = [self._array(p, "parts") for p in parts]
+        if not 1 <= len(parts) <= 2 or len({p.shape[:-3] for p in parts}) != 1 or min(p.ndim for p in parts) < 3:
+            return super().behz_extend_stack(parts, q, bsk, m_tilde)
+        sources = []
+        for p in parts:
+            x, lead, bs = self._items(p, "parts", 3, len(q))
+            sources.append((x, bs, p.shape[-3]))
+        total = sum(k for _, _, k in sources)
+        n, limbs = parts[0].shape[-1], len(q)
+        full = self.xp.empty(lead + (total, limbs + len(bsk), n), dtype=np.uint64)
+        out_bs = (limbs + len(bsk)) * n  # one item (a part's q rows, then its B_sk rows) after another
+        self._launch_behz_extend(
+            full[..., limbs:, :], out_bs, full[..., :limbs, :], sources, total, lead, q, bsk, int(m_tilde)
+        )
+        return full
 
     def behz_floor(self, d_q, d_bsk, t, q, bsk):
         """BEHZ fast floor (t d_bsk - FastBConv(t d_q)) * Q^-1 into B_sk in one kernel."""
