@@ -53,7 +53,6 @@ def clear_plans():
     from hebatch.ntt.word import _plan_choice
 
     make_plan.cache_clear()
-    recipes.gpu_passes.cache_clear()
     _plan_choice.cache_clear()
 
 

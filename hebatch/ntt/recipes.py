@@ -12,7 +12,6 @@ A transform small enough for one block is one pass, identical for both algorithm
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 
 from ..backend import MAX_THREADS
 
@@ -62,7 +61,6 @@ def _single_pass(log_n: int, radix: int) -> Pass:
     return Pass(log_n, log_lanes, log_r)
 
 
-@lru_cache(maxsize=1024)  # asked on every transform call (plan_for, the launch plans): a few microseconds saved
 def gpu_passes(
     algorithm: str, log_n: int, word_bytes: int, digits: tuple[int, ...] | None = None, log_r: int | None = None
 ) -> tuple[Pass, ...]:

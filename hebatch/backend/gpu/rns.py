@@ -388,24 +388,16 @@ class CupyRnsOps(RnsOps):
             raise ValueError(f"x has {x.shape[-2]} limbs but src has {len(src)} moduli")
         return self._conversion("rns_base_convert", x, len(src), len(dst), self._uploaded(("base", src, dst), build))
 
-    def _conversion(self, kernel, x, src_limbs, dst_limbs, tables, x_limbs=None, out=None):
+    def _conversion(self, kernel, x, src_limbs, dst_limbs, tables, x_limbs=None):
         """Launch a kernel of the base-conversion shape, (out, out batch stride, x, x batch stride, batch,
-        src limbs, dst limbs, n, tables...), on x (..., x_limbs (default src_limbs), n); returns out
-        (..., dst_limbs, n), new or the given one (which may be a view of a larger array, see _out_items)."""
+        src limbs, dst limbs, n, tables...), on x (..., x_limbs (default src_limbs), n); returns the new out
+        (..., dst_limbs, n)."""
         x, lead, bs = self._items(x, "x", 2, src_limbs if x_limbs is None else x_limbs)
         n = x.shape[-1]
         batch = math.prod(lead)
-        if out is None:
-            out = self.xp.empty(lead + (dst_limbs, n), dtype=np.uint64)
-            out_bs = np.int64(dst_limbs * n)
-        else:
-            out_bs = self._out_items(out, lead + (dst_limbs, n))
-        self._launch(
-            kernel,
-            batch,
-            n,
-            (out, out_bs, x, bs, np.int64(batch), np.int32(src_limbs), np.int32(dst_limbs), np.int64(n), *tables),
-        )
+        out = self.xp.empty(lead + (dst_limbs, n), dtype=np.uint64)
+        args = (out, np.int64(dst_limbs * n), x, bs, np.int64(batch), np.int32(src_limbs), np.int32(dst_limbs))
+        self._launch(kernel, batch, n, (*args, np.int64(n), *tables))
         return out
 
     def _out_items(self, out, shape, name="out"):
@@ -637,10 +629,11 @@ class CupyRnsOps(RnsOps):
 
         return self._uploaded(("behz_extend", q, bsk, m_tilde), build)
 
-    def _launch_behz_extend(self, out, out_bs, out_q, sources, parts, lead, q, bsk, m_tilde):
-        """rns_behz_extend over the lead items of `parts` parts each, read from one or two (array, batch stride,
-        parts) sources; out (and out_q, the q rows, when not None) one item every out_bs elements."""
+    def _launch_behz_extend(self, out, out_bs, out_q, sources, lead, q, bsk, m_tilde):
+        """rns_behz_extend over the lead items, each the parts of one or two (array, batch stride, parts)
+        sources; out (and out_q, the q rows, when not None) one part every out_bs elements."""
         n = out.shape[-1]
+        parts = sum(k for _, _, k in sources)
         rows = math.prod(lead) * parts
         (x, x_bs, x_parts), (x2, x2_bs, _) = sources[0], sources[-1]
         self._launch(
@@ -676,7 +669,7 @@ class CupyRnsOps(RnsOps):
             out, out_bs = self.xp.empty(shape, dtype=np.uint64), math.prod(shape[-2:])
         else:
             out_bs = self._out_items(out, shape)
-        self._launch_behz_extend(out, out_bs, None, [(x, bs, 1)], 1, lead, q, bsk, int(m_tilde))
+        self._launch_behz_extend(out, out_bs, None, [(x, bs, 1)], lead, q, bsk, int(m_tilde))
         return out
 
     def behz_extend_stack(self, parts, q, bsk, m_tilde):
@@ -690,12 +683,11 @@ class CupyRnsOps(RnsOps):
         for p in parts:
             x, lead, bs = self._items(p, "parts", 3, len(q))
             sources.append((x, bs, p.shape[-3]))
-        total = sum(k for _, _, k in sources)
         n, limbs = parts[0].shape[-1], len(q)
-        full = self.xp.empty(lead + (total, limbs + len(bsk), n), dtype=np.uint64)
-        out_bs = (limbs + len(bsk)) * n  # one item (a part's q rows, then its B_sk rows) after another
+        full = self.xp.empty(lead + (sum(p.shape[-3] for p in parts), limbs + len(bsk), n), dtype=np.uint64)
+        out_bs = (limbs + len(bsk)) * n  # one part (its q rows, then its B_sk rows) after another
         self._launch_behz_extend(
-            full[..., limbs:, :], out_bs, full[..., :limbs, :], sources, total, lead, q, bsk, int(m_tilde)
+            full[..., limbs:, :], out_bs, full[..., :limbs, :], sources, lead, q, bsk, int(m_tilde)
         )
         return full
 
