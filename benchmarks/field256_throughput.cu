@@ -11,7 +11,7 @@
 
 #include <cstdio>
 
-#include "field256.cuh"
+#include "field256_fp64.cuh"
 
 #define CH 4  // independent chains a thread
 
@@ -31,6 +31,54 @@ __global__ void __launch_bounds__(256) k_mont(Fe* io, int iters) {
     run_chains(io, iters, [&](Fe (&x)[CH], const Fe& y) {
 #pragma unroll
         for (int j = 0; j < CH; ++j) x[j] = mont_mul<F>(x[j], y, pd);
+    });
+}
+template <class F>
+__global__ void __launch_bounds__(256) k_mont_fp64(Fe* io, int iters) {
+    run_chains(io, iters, [&](Fe (&x)[CH], const Fe& y) {
+#pragma unroll
+        for (int j = 0; j < CH; ++j) x[j] = mont_mul_fp64<F>(x[j], y);
+    });
+}
+template <class F>
+__global__ void __launch_bounds__(256) k_bfly_fp64(Fe* io, int iters) {
+    run_chains(io, iters, [&](Fe (&x)[CH], const Fe& w) {
+#pragma unroll
+        for (int j = 0; j < CH; j += 2) {
+            const Fe a = x[j], b = x[j + 1];
+            x[j] = fadd<F>(a, b);
+            x[j + 1] = mont_mul_fp64<F>(w, fsub_unreduced<F>(a, b));
+        }
+    });
+}
+// Odd warps take the FP64 product, even warps the integer one: the two use different pipes. Capped at 3
+// blocks an SM (85 registers a thread), as ntt256_pass.
+template <class F>
+__global__ void __launch_bounds__(256, 3) k_mont_mix(Fe* io, int iters) {
+    const PDigits<F> pd = load_p_digits<F>();
+    const bool fp64 = (threadIdx.x >> 5) & 1;
+    run_chains(io, iters, [&](Fe (&x)[CH], const Fe& y) {
+        if (fp64) {
+#pragma unroll
+            for (int j = 0; j < CH; ++j) x[j] = mont_mul_fp64<F>(x[j], y);
+        } else {
+#pragma unroll
+            for (int j = 0; j < CH; ++j) x[j] = mont_mul<F>(x[j], y, pd);
+        }
+    });
+}
+template <class F>
+__global__ void __launch_bounds__(256, 3) k_bfly_mix(Fe* io, int iters) {
+    const PDigits<F> pd = load_p_digits<F>();
+    const bool fp64 = (threadIdx.x >> 5) & 1;
+    run_chains(io, iters, [&](Fe (&x)[CH], const Fe& w) {
+#pragma unroll
+        for (int j = 0; j < CH; j += 2) {
+            const Fe a = x[j], b = x[j + 1];
+            x[j] = fadd<F>(a, b);
+            const Fe d = fsub_unreduced<F>(a, b);
+            x[j + 1] = fp64 ? mont_mul_fp64<F>(w, d) : mont_mul<F>(w, d, pd);
+        }
     });
 }
 template <class F>
@@ -127,6 +175,13 @@ int main() {
     timeit("mont_bls381", [&] { k_mont<BLS12_381Fr><<<blocks, threads>>>((Fe*)buf, it); }, (double)it * CH);
     timeit("mont_bn254", [&] { k_mont<BN254Fr><<<blocks, threads>>>((Fe*)buf, it); }, (double)it * CH);
     timeit("bfly_bls381", [&] { k_bfly<BLS12_381Fr><<<blocks, threads>>>((Fe*)buf, it); }, (double)it * CH / 2);
+    timeit("mont_fp64_bls381", [&] { k_mont_fp64<BLS12_381Fr><<<blocks, threads>>>((Fe*)buf, it); }, (double)it * CH);
+    timeit("mont_fp64_bn254", [&] { k_mont_fp64<BN254Fr><<<blocks, threads>>>((Fe*)buf, it); }, (double)it * CH);
+    timeit("bfly_fp64_bls381", [&] { k_bfly_fp64<BLS12_381Fr><<<blocks, threads>>>((Fe*)buf, it); },
+           (double)it * CH / 2);
+    timeit("mont_mix_bls381", [&] { k_mont_mix<BLS12_381Fr><<<blocks, threads>>>((Fe*)buf, it); }, (double)it * CH);
+    timeit("bfly_mix_bls381", [&] { k_bfly_mix<BLS12_381Fr><<<blocks, threads>>>((Fe*)buf, it); },
+           (double)it * CH / 2);
     timeit("wide_pairs", [&] { k_wide<<<blocks, threads>>>((unsigned*)buf, it * 4); }, (double)it * 4 * 4 * 4);
     timeit("imad32", [&] { k_imad<<<blocks, threads>>>((unsigned*)buf, it); }, (double)it * 64);
     timeit("dfma", [&] { k_dfma<<<blocks, threads>>>((double*)buf, it); }, (double)it * 64);

@@ -9,6 +9,7 @@ import random
 import numpy as np
 import pytest
 
+from hebatch.backend.gpu.loader import kernel_dir
 from hebatch.field import BLS12_377_FR, BLS12_381_FR, BN254_FR
 
 from .host_kernels import compiler, host_library
@@ -107,4 +108,58 @@ def test_host_field_ops_match_python_ints(lib, index):
     b = [w for w in wide for _ in range(6)] + wide
     prod = run_ops(lib, index, a, b)[0]
     for x, y, got in zip(a, b, prod):
+        assert got == x * y * r_inv % p, (x, y)
+
+
+# -- the FP64-pipe product of benchmarks/field256_throughput.cu ------------------------------------------
+
+FP64_HEADER = kernel_dir().parent / "benchmarks" / "field256_fp64.cuh"
+FP64_SOURCE = r"""
+struct __attribute__((aligned(16))) uint4 { unsigned x, y, z, w; };
+#include "field256.cuh"
+"""
+
+
+@pytest.fixture(scope="module")
+def lib_fp64():
+    if not FP64_HEADER.exists():
+        pytest.skip("benchmarks/ is not beside kernels/ (an installed wheel)")
+    body = FP64_HEADER.read_text().replace('#include "field256.cuh"', "")
+    source = (
+        FP64_SOURCE
+        + body
+        + r"""
+template <class F>
+static void products(const Fe* a, const Fe* b, Fe* out, long long count) {
+    for (long long i = 0; i < count; ++i) out[i] = mont_mul_fp64<F>(a[i], b[i]);
+}
+extern "C" void host_fp64_products(int field, const Fe* a, const Fe* b, Fe* out, long long count) {
+    if (field == 0) products<BN254Fr>(a, b, out, count);
+    if (field == 1) products<BLS12_381Fr>(a, b, out, count);
+    if (field == 2) products<BLS12_377Fr>(a, b, out, count);
+}
+"""
+    )
+    return host_library(source, headers=("field256.cuh",), defines=("FIELD256_HOST_CHAINS",))
+
+
+@pytest.mark.parametrize("index", range(3), ids=STRUCTS)
+def test_fp64_probe_product_matches_python_ints(lib_fp64, index):
+    """The probe's product is exact for a < p and any b < 2^256, as mont_mul (its digit products rely on
+    rounding toward zero, which the host build takes from an exact integer model of the FMA)."""
+    field = FIELDS[index]
+    p, r_inv = field.p, pow(field.R, -1, field.p)
+    rng = random.Random()
+    a = [0, 1, p - 1, 2**52 - 1, 2**52, 2**104 - 1, p - 2**52] + [rng.randrange(p) for _ in range(3000)]
+    b = [2**256 - 1, p - 1, 2**255, 2 * p - 1, 2**208 - 1, 1, 0] + [rng.randrange(2**256) for _ in range(3000)]
+    out = np.zeros((len(a), 4), dtype=np.uint64)
+    A, B = limbs(a), limbs(b)
+    lib_fp64.host_fp64_products(
+        ctypes.c_int(index),
+        A.ctypes.data_as(ctypes.c_void_p),
+        B.ctypes.data_as(ctypes.c_void_p),
+        out.ctypes.data_as(ctypes.c_void_p),
+        ctypes.c_longlong(len(a)),
+    )
+    for x, y, got in zip(a, b, ints(out)):
         assert got == x * y * r_inv % p, (x, y)

@@ -255,3 +255,125 @@ def test_struct_argument_passes_the_struct_by_value_and_keeps_it_alive():
     out = cp.zeros(7, dtype=cp.uint64)
     kernel((1,), (1,), (argument, out))
     assert out.get().tolist() == [8 * offset, *values]
+
+
+# -- BoundLaunch: the launch argument array ----------------------------------------------------------------
+
+
+def _bound_launch_case(monkeypatch, driver):
+    import types
+
+    from hebatch.backend.gpu import loader
+
+    monkeypatch.setattr(loader, "_driver_launch", lambda: driver)
+    rng = np.random.default_rng()
+    params = np.zeros(1, dtype=np.dtype([("a", "<u8"), ("b", "<i4"), ("c", "<u8")], align=True))
+    params["a"], params["b"], params["c"] = (int(v) for v in rng.integers(1, 2**31, size=3))
+    kernel = types.SimpleNamespace(ptr=int(rng.integers(1, 2**40)))
+    grid, block, smem = (int(v) for v in rng.integers(1, 1 << 16, size=3))
+    return loader.BoundLaunch(kernel, grid, block, smem, params, buffers=3), kernel, params, (grid, block, smem)
+
+
+def _buffers(rng):
+    import types
+
+    return [types.SimpleNamespace(data=types.SimpleNamespace(ptr=int(p))) for p in rng.integers(1, 2**48, size=3)]
+
+
+def test_bound_launch_passes_buffer_pointers_then_the_struct(monkeypatch):
+    import ctypes
+
+    seen = []
+
+    def launch(f, gx, gy, gz, bx, by, bz, smem, stream, argv, extra):
+        entries = (ctypes.c_void_p * 4).from_address(argv)
+        pointers = [ctypes.c_uint64.from_address(entries[i]).value for i in range(3)]
+        struct = bytes((ctypes.c_ubyte * params.nbytes).from_address(entries[3]))
+        seen.append(((f, gx, gy, gz, bx, by, bz, smem, stream, extra), pointers, struct))
+
+    stream = 0xABC0
+    bound, kernel, params, (grid, block, smem) = _bound_launch_case(monkeypatch, (launch, lambda: stream))
+    rng = np.random.default_rng()
+    for _ in range(3):
+        buffers = _buffers(rng)
+        bound(*buffers)
+        call, pointers, struct = seen[-1]
+        assert call == (kernel.ptr, grid, 1, 1, block, 1, 1, smem, stream, 0)
+        assert pointers == [b.data.ptr for b in buffers]
+        assert struct == params.tobytes()
+
+
+def test_bound_launch_keeps_each_callers_pointers_together(monkeypatch):
+    """Launches of one bound kernel from several threads: each launch sees the pointers its caller gave."""
+    import ctypes
+    import threading
+    import time
+
+    seen = []
+
+    def launch(f, gx, gy, gz, bx, by, bz, smem, stream, argv, extra):
+        time.sleep(0)  # let another thread run between the slots' filling and their reading
+        entries = (ctypes.c_void_p * 4).from_address(argv)
+        pointers = tuple(ctypes.c_uint64.from_address(entries[i]).value for i in range(3))
+        seen.append((threading.get_ident(), pointers))
+
+    bound, *_ = _bound_launch_case(monkeypatch, (launch, lambda: 0))
+    rng = np.random.default_rng()
+    per_thread = [_buffers(rng) for _ in range(4)]
+
+    expected = {}
+
+    def work(buffers):
+        expected[threading.get_ident()] = tuple(b.data.ptr for b in buffers)
+        for _ in range(300):
+            bound(*buffers)
+
+    threads = [threading.Thread(target=work, args=(b,)) for b in per_thread]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(seen) == 1200
+    assert all(pointers == expected[ident] for ident, pointers in seen)
+
+
+def test_bound_launch_without_the_driver_binding_calls_the_kernel(monkeypatch):
+    calls = []
+    bound, _kernel, params, (grid, block, smem) = _bound_launch_case(monkeypatch, None)
+    bound.kernel = lambda *args, **kwargs: calls.append((args, kwargs))
+    buffers = _buffers(np.random.default_rng())
+    bound(*buffers)
+    ((args, kwargs),) = calls
+    assert args[:2] == ((grid,), (block,)) and args[2][:3] == tuple(buffers) and kwargs == {"shared_mem": smem}
+    assert args[2][3] is params  # struct_argument's own fallback without CuPy: the struct itself
+
+
+@pytest.mark.gpu
+def test_bound_launch_runs_a_kernel_with_its_buffers_and_struct():
+    cp = pytest.importorskip("cupy")
+    from hebatch.backend.gpu.loader import BoundLaunch
+
+    kernel = cp.RawKernel(
+        r"""
+        struct Echo { unsigned long long a; int b; unsigned long long c; };
+        extern "C" __global__ void echo3(const unsigned long long* x, const unsigned long long* y,
+                                         unsigned long long* out, Echo e) {
+            const int i = threadIdx.x;
+            out[i] = x[i] + y[i];
+            if (i == 0) { out[32] = e.a; out[33] = (unsigned long long)e.b; out[34] = e.c; }
+        }""",
+        "echo3",
+    )
+    rng = np.random.default_rng()
+    params = np.zeros(1, dtype=np.dtype([("a", "<u8"), ("b", "<i4"), ("c", "<u8")], align=True))
+    params["a"], params["b"], params["c"] = (int(v) for v in rng.integers(1, 2**31, size=3))
+    bound = BoundLaunch(kernel, 1, 32, 0, params, buffers=3)
+    for _ in range(3):
+        x, y = (cp.asarray(rng.integers(0, 2**62, size=32, dtype=np.uint64)) for _ in range(2))
+        out = cp.zeros(35, dtype=cp.uint64)
+        with cp.cuda.Stream(non_blocking=True):  # the current stream, not the default one
+            bound(x, y, out)
+        cp.cuda.Device().synchronize()
+        got = out.get()
+        assert (got[:32] == (x + y).get()).all()
+        assert got[32:].tolist() == [int(params["a"][0]), int(params["b"][0]), int(params["c"][0])]

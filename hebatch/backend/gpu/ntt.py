@@ -25,7 +25,7 @@ from ..kernels import (
     modconst_rows,
     pack,
 )
-from .loader import load_module, struct_argument
+from .loader import BoundLaunch, load_module, struct_argument
 
 
 def modconst_table(plan, idx) -> np.ndarray:
@@ -126,11 +126,10 @@ class CupyBackend(WordNTT):
     # -- transforms --------------------------------------------------------------------------------
     def _run(self, x, plan, inverse: bool, out=None, in2=None):
         xp = self.xp
-        result = xp.empty(x.shape, dtype=x.dtype) if out is None else out  # C order whatever x's strides
         groups = plan.limb_groups
         if len(groups) == 1:
-            self._run_group(xp.ascontiguousarray(x), in2, result, plan, groups[0][0], inverse)
-            return result
+            return self._run_group(xp.ascontiguousarray(x), in2, out, plan, groups[0][0], inverse, shape=x.shape)
+        result = xp.empty(x.shape, dtype=x.dtype) if out is None else out  # C order whatever x's strides
         for idx, _ in groups:  # limbs of different reduction kinds run as separate batches
             sel = list(idx)
             part = xp.empty((x.shape[0], len(sel), x.shape[2]), dtype=x.dtype)
@@ -158,32 +157,37 @@ class CupyBackend(WordNTT):
             program = []
             for ln in launches:
                 in_spread = spread if ln.src == "x" else 1
-                params = struct_argument(
-                    pass_params(ln, host[ln.pass_index], device[ln.pass_index], consts, rows, plan.n, limbs, in_spread)
+                params = pass_params(
+                    ln, host[ln.pass_index], device[ln.pass_index], consts, rows, plan.n, limbs, in_spread
                 )
                 kernel = module.get_function(ln.name)
                 if ln.smem > 48 * 1024:
                     kernel.max_dynamic_shared_size_bytes = ln.smem
                 # the struct holds the tables' addresses: the program keeps the tables alive with it
-                program.append((kernel, (ln.grid,), (ln.block,), ln.smem, ln.src, ln.dst, ln.template[-1], params))
+                launch = BoundLaunch(kernel, ln.grid, ln.block, ln.smem, params, buffers=3)
+                program.append((launch, ln.src, ln.dst, ln.template[-1]))
             return program, (consts, device)
 
         return self._cached(plan, ("program", idx, inverse, rows, limbs, word_bits, fuse, spread), build)
 
-    def _run_group(self, x, in2, out, plan, idx, inverse, spread=1):
-        """The transform of one limb group into out (batch, limbs, n); x has out's shape, or (batch, n) when
-        spread (= limbs) rows of out read each of its rows."""
-        rows, limbs = out.shape[0] * out.shape[1], out.shape[1]
+    def _run_group(self, x, in2, out, plan, idx, inverse, spread=1, shape=None):
+        """The transform of one limb group into out (batch, limbs, n), or, with out None, into a new array of
+        `shape` and x's dtype, allocated just before the launch that writes it (after the first pass's launch
+        when there are several, so that pass starts sooner). Returns the result. x has the result's shape, or
+        (batch, n) when spread (= limbs) rows of it read each of its rows."""
+        shape = out.shape if out is not None else shape
+        rows, limbs = shape[0] * shape[1], shape[1]
         if rows == 0:
-            return out
+            return self.xp.empty(shape, dtype=x.dtype) if out is None else out
         program, _tables = self._program(plan, idx, inverse, rows, limbs, WORD_BITS[x.dtype], in2 is not None, spread)
         buffers = {"x": x, "out": out}
-        if len(program) > 1:
-            buffers["tmp"] = self.xp.empty_like(out)
-        for kernel, grid, block, smem, src, dst, fused, params in program:
+        for launch, src, dst, fused in program:
+            target = buffers.get(dst)
+            if target is None:  # the scratch of a multi-pass transform, or the result
+                target = buffers[dst] = self.xp.empty(shape, dtype=x.dtype)
             source = buffers[src]
-            kernel(grid, block, (source, in2 if fused else source, buffers[dst], params), shared_mem=smem)
-        return out
+            launch(source, in2 if fused else source, target)
+        return buffers["out"]
 
     def forward(self, x, plan, *, natural=True, out=None):
         return self._run(x, plan, inverse=False, out=out)
@@ -200,9 +204,10 @@ class CupyBackend(WordNTT):
         groups = plan.limb_groups
         if len(groups) > 1 or groups[0][1] or x.dtype != np.uint64 or max(plan.moduli) > 4 * min(plan.moduli):
             return super().forward_spread(x, plan)
-        out = self.xp.empty((x.shape[0], plan.limbs, plan.n), dtype=np.uint64)
-        self._run_group(self.xp.ascontiguousarray(x), None, out, plan, groups[0][0], False, spread=plan.limbs)
-        return out
+        shape = (x.shape[0], plan.limbs, plan.n)
+        return self._run_group(
+            self.xp.ascontiguousarray(x), None, None, plan, groups[0][0], False, spread=plan.limbs, shape=shape
+        )
 
     def inverse_product(self, a, b, plan):
         """inverse(a * b) with the pointwise product fused into the first pass's loads."""
