@@ -100,33 +100,42 @@ struct ProductSum {
 };
 
 // Destination rows of a base conversion done together: each pass over the source values feeds this many
-// sums, so a source value is read once per tile rather than once per destination (a tuning knob).
+// sums, so a source value is read once per tile rather than once per destination (a tuning knob). With two
+// rows instead of four, the BEHZ conversions of a BFV product took 58-62 registers a thread instead of 78-100
+// and 0.78x-0.98x of the GPU time on an H100 on 2026-11-26 (three rows: 0.81x-0.94x; one row: as fast as two
+// in a batch of 64; benchmarks/results/bfv-conversion-tile-ab-H100-80GB-HBM3-2026-11-26.json).
 #ifndef RNS_CONV_TILE
-#define RNS_CONV_TILE 4
+#define RNS_CONV_TILE 2
 #endif
+static_assert(RNS_CONV_TILE >= 1 && RNS_CONV_TILE <= 4, "RNS_CONV_TILE: 1 to 4 rows a pass");
+
+// finish(j0 + d, acc_d) for d < TILE, acc_d the exact sum_i y_i * f[d][i] (f row-major [TILE][count]).
+template <int TILE, class Finish>
+__device__ __forceinline__ void dot_tile(const u64* y, int count, const u64* __restrict__ f, int j0, Finish& finish) {
+    ProductSum acc[TILE];
+    for (int i = 0; i < count; ++i) {
+        const u64 v = y[i];
+#pragma unroll
+        for (int d = 0; d < TILE; ++d) acc[d].add_product(v, f[(long long)d * count + i]);
+    }
+#pragma unroll
+    for (int d = 0; d < TILE; ++d) finish(j0 + d, acc[d]);
+}
 
 // For j < rows: finish(j, acc) with acc the exact sum_i y_i * factors[j][i], factors row-major [rows][count].
-// finish may add more products to acc before it reduces it (one reduction per destination).
+// finish may add more products to acc before it reduces it (one reduction per destination). Rows go in tiles
+// of RNS_CONV_TILE and one last tile of the rows left, so no sum is taken for a row that is not there.
 template <class Finish>
 __device__ __forceinline__ void dot_rows(const u64* y, int count, const u64* __restrict__ factors, int rows,
                                          Finish&& finish) {
-    for (int j0 = 0; j0 < rows; j0 += RNS_CONV_TILE) {
-        ProductSum acc[RNS_CONV_TILE];
-        const u64* f = factors + (long long)j0 * count;
-        for (int i = 0; i < count; ++i) {
-            const u64 v = y[i];
-#pragma unroll
-            for (int d = 0; d < RNS_CONV_TILE; ++d) {
-                // rows past the last repeat it; their sums are dropped below
-                const int row = j0 + d < rows ? d : rows - 1 - j0;
-                acc[d].add_product(v, f[(long long)row * count + i]);
-            }
-        }
-#pragma unroll
-        for (int d = 0; d < RNS_CONV_TILE; ++d) {
-            if (j0 + d < rows) finish(j0 + d, acc[d]);
-        }
-    }
+    int j0 = 0;
+    for (; j0 + RNS_CONV_TILE <= rows; j0 += RNS_CONV_TILE)
+        dot_tile<RNS_CONV_TILE>(y, count, factors + (long long)j0 * count, j0, finish);
+    const int left = rows - j0;
+    const u64* f = factors + (long long)j0 * count;
+    if (RNS_CONV_TILE > 3 && left == 3) dot_tile<3>(y, count, f, j0, finish);
+    if (RNS_CONV_TILE > 2 && left == 2) dot_tile<2>(y, count, f, j0, finish);
+    if (RNS_CONV_TILE > 1 && left == 1) dot_tile<1>(y, count, f, j0, finish);
 }
 
 #define ROWS_LOOP(rows)                                                            \
