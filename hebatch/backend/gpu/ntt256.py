@@ -37,7 +37,7 @@ from ..kernels import (
     grid_exponents,
     pack,
 )
-from .loader import load_module, struct_argument
+from .loader import BoundLaunch, load_module, struct_argument
 
 FIELD_STRUCTS = {BN254_FR.p: "BN254Fr", BLS12_381_FR.p: "BLS12_381Fr", BLS12_377_FR.p: "BLS12_377Fr"}
 """The kernel struct (kernels/field256.cuh) of each supported field, by modulus."""
@@ -257,10 +257,10 @@ class CupyFieldNTT(FieldNTT):
                 tw_direct=int(p.direct_twiddles),
             )
             # the struct holds the tables' addresses: the entry keeps the tables alive with it
-            return struct_argument(params), (t, low, high)
+            return BoundLaunch(kernel, p.grid, THREADS, p.smem, params, buffers=2), (t, low, high)
 
-        argument, _tables = self._cached(("pass", field.p, root, log_n, batch, p), build)
-        kernel((p.grid,), (THREADS,), (src, out, argument), shared_mem=p.smem)
+        launch, _tables = self._cached(("pass", field.p, root, log_n, batch, p), build)
+        launch(src, out)
 
     def _direct_table(self, field, root, log_n, log_k, log_low, scaled):
         """direct_twiddle_table built on the device: factor R (the Montgomery form of factor, held as a
