@@ -57,10 +57,12 @@ def ints(arr):
     return [sum(int(arr[i, k]) << (64 * k) for k in range(4)) for i in range(arr.shape[0])]
 
 
-def run_ops(lib, index, a, b):
+def call_host(fn, index, a, b, outputs):
+    """fn(field index, a, b, out, count) on the limbs of the ints a and b; its `outputs` results per pair, as
+    lists of ints."""
     A, B = limbs(a), limbs(b)
-    out = np.zeros((5 * len(a), 4), dtype=np.uint64)
-    lib.host_field_ops(
+    out = np.zeros((outputs * len(a), 4), dtype=np.uint64)
+    fn(
         ctypes.c_int(index),
         A.ctypes.data_as(ctypes.c_void_p),
         B.ctypes.data_as(ctypes.c_void_p),
@@ -69,7 +71,11 @@ def run_ops(lib, index, a, b):
     )
     n = len(a)
     got = ints(out)
-    return [got[k * n : (k + 1) * n] for k in range(5)]
+    return [got[k * n : (k + 1) * n] for k in range(outputs)]
+
+
+def run_ops(lib, index, a, b):
+    return call_host(lib.host_field_ops, index, a, b, 5)
 
 
 @pytest.mark.parametrize("index", range(3), ids=STRUCTS)
@@ -152,14 +158,6 @@ def test_fp64_probe_product_matches_python_ints(lib_fp64, index):
     rng = random.Random()
     a = [0, 1, p - 1, 2**52 - 1, 2**52, 2**104 - 1, p - 2**52] + [rng.randrange(p) for _ in range(3000)]
     b = [2**256 - 1, p - 1, 2**255, 2 * p - 1, 2**208 - 1, 1, 0] + [rng.randrange(2**256) for _ in range(3000)]
-    out = np.zeros((len(a), 4), dtype=np.uint64)
-    A, B = limbs(a), limbs(b)
-    lib_fp64.host_fp64_products(
-        ctypes.c_int(index),
-        A.ctypes.data_as(ctypes.c_void_p),
-        B.ctypes.data_as(ctypes.c_void_p),
-        out.ctypes.data_as(ctypes.c_void_p),
-        ctypes.c_longlong(len(a)),
-    )
-    for x, y, got in zip(a, b, ints(out)):
+    (products,) = call_host(lib_fp64.host_fp64_products, index, a, b, 1)
+    for x, y, got in zip(a, b, products):
         assert got == x * y * r_inv % p, (x, y)
