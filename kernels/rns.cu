@@ -36,9 +36,10 @@ __device__ __forceinline__ u64 shoup_mul(u64 x, const Tw64& t, u64 q) {
 
 // A sum of up to 2^31 products of two words below 2^64, kept exactly as two parts: e (five 32-bit digits at
 // positions 0..4) takes a0 b0 + a1 b1 2^64, o (three digits at positions 1..3) takes a0 b1 + a1 b0 (a = a0 +
-// a1 2^32, b likewise). On the device each part is one carry chain of 32-bit multiply-adds per product whose
-// lo/hi pairs sit on aligned register pairs: four wide multiply-adds with carry (IMAD.WIDE.U32.X) and three
-// adds per product, with no moves; total() adds the parts once. Host builds run the C++ twin.
+// a1 2^32, b likewise). On the device each part is one carry chain of 32-bit multiply-adds per product on
+// register pairs: four wide multiply-adds (IMAD.WIDE.U32(.X)) and two to three adds per product in the
+// conversions' loops, plus about two moves where ptxas keeps a sum's digits out of one aligned pair (nvcc 13,
+// sm_90, the fast floor's loop); total() adds the parts once. Host builds run the C++ twin.
 struct ProductSum {
     u32 e[5], o[3];
     __device__ __forceinline__ ProductSum() : e{0, 0, 0, 0, 0}, o{0, 0, 0} {}
