@@ -1,10 +1,11 @@
 // Modular arithmetic for hebatch's kernels. No system headers: compiles with NVRTC and nvcc.
 //
-// Three reduction kinds, each a struct with the interface the NTT kernels are templated on (ct, mul_tw,
+// Four reduction kinds, each a struct with the interface the NTT kernels are templated on (ct, mul_tw,
 // mul, reduce); Mod64 also has add and sub for the RNS kernels:
 //   Mod64     q < 2^62, uint64 words. Butterflies keep values lazily in [0, 4q) (Harvey); twiddles are
 //             multiplied with an estimate of Shoup's quotient; general products use the Barrett variant of
 //             Shivdikar et al. (mu = floor(2^(2m+1)/q), at most one correction).
+//   Mod60     q < 2^60: Mod64 with butterfly values in [0, 16q), one conditional subtraction every other stage.
 //   Goldilocks q = 2^64 - 2^32 + 1, uint64 words, reduction by shifts and adds (2^64 = 2^32 - 1 and
 //             2^96 = -1 mod q); butterflies and products keep any value below 2^64 (reduce() ends it).
 //   Mod32     q < 2^31, uint32 words, values in [0, 2q), 32-bit Shoup and Barrett.
@@ -56,10 +57,12 @@ __device__ __forceinline__ u64 sub_if_carry(u64 x, u64 nc) {
 struct Mod64 {
     typedef u64 T;
     typedef Tw64 Tw;
-    u64 q, neg_two_q, mu;  // neg_two_q = 2^64 - 2q: the butterflies' conditional subtraction of 2q
+    static constexpr bool ALTERNATE_STAGES = false;  // see Mod60
+    u64 q, neg_q, neg_two_q, mu;  // 2^64 - q, and 2^64 - 2q: the butterflies' conditional subtraction of 2q
     u32 m;
 
-    __device__ __forceinline__ explicit Mod64(const ModConst& c) : q(c.q), neg_two_q(0 - 2 * c.q), mu(c.mu), m(c.m) {}
+    __device__ __forceinline__ explicit Mod64(const ModConst& c)
+        : q(c.q), neg_q(0 - c.q), neg_two_q(0 - 2 * c.q), mu(c.mu), m(c.m) {}
 
     // x * w mod q, lazily in [0, 4q), for any x < 2^64. Shoup's quotient floor(x wq / 2^64) is
     // estimated without the lowest partial product and the carries of the middle ones: the estimate
@@ -72,7 +75,7 @@ struct Mod64 {
         const u32 x0 = (u32)x, x1 = (u32)(x >> 32), w0 = (u32)t.wq, w1 = (u32)(t.wq >> 32);
         const u64 qhat = (u64)x1 * w1 + __umulhi(x0, w1) + __umulhi(x1, w0);
 #endif
-        return x * t.w - qhat * q;
+        return x * t.w + qhat * neg_q;  // -qhat q as qhat (2^64 - q): products that accumulate
     }
     // Cooley-Tukey butterfly on values in [0, 4q): (x, y) -> (x + w y, x - w y), outputs in [0, 4q).
     __device__ __forceinline__ void ct(T& x, T& y, const Tw& t) const {
@@ -101,9 +104,39 @@ struct Mod64 {
     __device__ __forceinline__ T sub(T a, T b) const { return a >= b ? a - b : a + q - b; }
 };
 
+// Mod64 for q < 2^60: butterfly values lazily in [0, 16q), and only every other stage subtracts (8q, from x,
+// when x >= 8q): after such a stage values are below 12q (x < 8q, w y < 4q), after one without it below 16q.
+// ntt_pass ends every pass with a subtracting stage, so passes hand on values below 12q.
+struct Mod60 : Mod64 {
+    static constexpr bool ALTERNATE_STAGES = true;
+    u64 neg_four_q, neg_eight_q;  // 2^64 - 4q, 2^64 - 8q
+
+    __device__ __forceinline__ explicit Mod60(const ModConst& c)
+        : Mod64(c), neg_four_q(0 - 4 * c.q), neg_eight_q(0 - 8 * c.q) {}
+
+    // inputs below 16q, outputs below 12q
+    __device__ __forceinline__ void ct(T& x, T& y, const Tw& t) const {
+        const T a = sub_if_carry(x, neg_eight_q);
+        const T b = mul_tw(y, t);
+        x = a + b;
+        y = a - b - neg_four_q;  // a - b + 4q
+    }
+    // inputs below 12q, outputs below 16q
+    __device__ __forceinline__ void ct_unreduced(T& x, T& y, const Tw& t) const {
+        const T b = mul_tw(y, t);
+        y = x - b - neg_four_q;
+        x = x + b;
+    }
+    // [0, 16q) -> [0, q)
+    __device__ __forceinline__ T reduce(T x) const {
+        return Mod64::reduce(sub_if_carry(sub_if_carry(x, neg_eight_q), neg_four_q));
+    }
+};
+
 struct Goldilocks {
     typedef u64 T;
     typedef Tw64 Tw;
+    static constexpr bool ALTERNATE_STAGES = false;
     static constexpr u64 P = 0xFFFFFFFF00000001ull;
     static constexpr u64 EPS = 0xFFFFFFFFull;  // 2^64 mod P
 
@@ -205,6 +238,7 @@ struct Goldilocks {
 struct Mod32 {
     typedef u32 T;
     typedef Tw32 Tw;
+    static constexpr bool ALTERNATE_STAGES = false;
     u32 q, two_q;
     u64 mu;
     u32 m;

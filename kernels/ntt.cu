@@ -136,20 +136,31 @@ __device__ __forceinline__ void ntt_steps(typename A::T (&x)[1 << LOG_R], typena
             if constexpr (STEP < STEPS - 1) __syncthreads();
         }
 
-        // butterflies: stage s+u pairs e and e + R/2^(u+1); its twiddle depends on the p bits above
+        // butterflies: stage s+u pairs e and e + R/2^(u+1); its twiddle depends on the p bits above.
+        // Group r = g_hi 2^u + j of the pass's sub-transform (j < 2^u, a loop constant) reads entry
+        // 2^(s0+st) | h 2^st | r (ORDERED: 2^(s0+st) | r 2^s0 | h); the bit fields are disjoint, so the
+        // stage's entries are one pointer plus j (ORDERED: j 2^s0), not an index computed per entry.
 #pragma unroll
         for (int u = 0; u < stages; ++u) {
             const int half = R >> (u + 1);
             const int st = s + u;
+            const typename A::Tw* stage_tw =
+                table + ((1ll << (s0 + st)) | (ORDERED ? ((long long)g_hi << (u + s0)) | h
+                                                       : (h << st) | ((long long)g_hi << u)));
             typename A::Tw w;
 #pragma unroll
             for (int b = 0; b < R / 2; ++b) {  // constant trip counts keep x in registers
                 const int j = b / half, e = j * 2 * half + (b % half);
-                if (b % half == 0) {
-                    const long long r = ((long long)g_hi << u) | j;  // group within the pass's sub-transform
-                    w = table[(1ll << (s0 + st)) | (ORDERED ? (r << s0) | h : (h << st) | r)];
+                if (b % half == 0) w = stage_tw[ORDERED ? (long long)j << s0 : j];
+                // A::ALTERNATE_STAGES: every other stage without the reduction, counted from the pass's last
+                if constexpr (A::ALTERNATE_STAGES) {
+                    if ((LOG_NP - 1 - st) & 1)
+                        arith.ct_unreduced(x[e], x[e + half], w);
+                    else
+                        arith.ct(x[e], x[e + half], w);
+                } else {
+                    arith.ct(x[e], x[e + half], w);
                 }
-                arith.ct(x[e], x[e + half], w);
             }
         }
         ntt_steps<A, LOG_NP, LOG_LANES, LOG_R, ORDERED, STEP + 1>(x, smem, lane, tg, table, s0, h, arith);
@@ -220,37 +231,39 @@ __global__ void __launch_bounds__((1 << (LOG_NP + LOG_LANES - LOG_R)),
     const int tg = tid >> LOG_LANES;
 
     // ---- which sub-transform this lane owns: (row, o, i) ----
+    // A grid has fewer than 2^31 blocks and a launch fewer than 2^32 rows, so tiles and rows are divided
+    // in 32 bits; the extents d_i, d_o and digit_d are powers of two, so their divisions are shifts.
     long long row, o, i = 0, out_base, lane_v = 0;
-    const long long tile = blockIdx.x;
+    const u32 tile = blockIdx.x;
     bool active = true;
     if (LANE_MODE == LANES_ALONG_ROW) {
-        row = tile * LANES + lane;
+        row = (long long)tile * LANES + lane;
         active = row < rows;
         if (!active) row = rows - 1;  // stays in bounds; results discarded
         o = 0;
         out_base = row * n;
     } else {
-        const long long lane_tiles = LANE_MODE == LANES_ALONG_I ? (d_i >> LOG_LANES) * d_o : d_o >> LOG_LANES;
-        row = tile / lane_tiles;
-        const long long t = tile - row * lane_tiles;
+        const u32 lane_tiles = (u32)(LANE_MODE == LANES_ALONG_I ? (d_i >> LOG_LANES) * d_o : d_o >> LOG_LANES);
+        row = tile >> (__ffs(lane_tiles) - 1);
+        const u32 t = tile & (lane_tiles - 1);
         if (LANE_MODE == LANES_ALONG_I) {
-            const long long tiles_i = d_i >> LOG_LANES;
-            o = t / tiles_i;
-            i = (t - o * tiles_i) * LANES + lane;
+            const u32 tiles_i = (u32)(d_i >> LOG_LANES);
+            o = t >> (__ffs(tiles_i) - 1);
+            i = (long long)(t & (tiles_i - 1)) * LANES + lane;
             out_base = row * n + o * NP * d_i + i;
         } else if (LANE_MODE == LANES_ALONG_O) {
-            const long long blocks_d = t / digit_d;  // which group of LANES values of o / d
-            const long long rem = t - blocks_d * digit_d;
-            o = (blocks_d * LANES + lane) * digit_d + rem;
-            out_base = row * n + (o / digit_d) + digit_m * (o % digit_d);
+            const int d_bits = __ffsll(digit_d) - 1;
+            // o = (group of LANES values of o / d, lane) d + the tile's remainder mod d
+            o = ((long long)(t >> d_bits) * LANES + lane) * digit_d + (t & (digit_d - 1));
+            out_base = row * n + (o >> d_bits) + digit_m * (o & (digit_d - 1));
         } else {  // LANES_BITREV, LANES_BITREV_ORDERED
-            lane_v = t * LANES + lane;
+            lane_v = (long long)t * LANES + lane;
             o = log_do ? (long long)(__brevll((u64)lane_v) >> (64 - log_do)) : 0;
             out_base = row * n + lane_v;
         }
     }
-    const long long in_base = (in_spread == 1 ? row : row / in_spread) * n + o * NP * d_i + i;
-    const int limb = (int)(row % limbs);
+    const long long in_base = (in_spread == 1 ? row : (long long)((u32)row / (u32)in_spread)) * n + o * NP * d_i + i;
+    const int limb = (int)((u32)row % (u32)limbs);
     const A arith(consts[limb]);
     const Tw* table = tw + limb * tw_stride;
     // merge passes: the global index bits above this pass select the table entries (LANES_BITREV_ORDERED: in the
@@ -262,10 +275,12 @@ __global__ void __launch_bounds__((1 << (LOG_NP + LOG_LANES - LOG_R)),
 
     // ---- step 0: load straight from global memory (consecutive threads: consecutive lanes, then
     // consecutive groups, so rows and columns are both read in contiguous runs) ----
+    // element e sits at p = e G + tg: one pointer stepped by G d_i, not an address computed per element
+    const long long in_step = d_i << LOG_G;
+    const long long in_first = in_base + tg * d_i;
 #pragma unroll
     for (int e = 0; e < R; ++e) {
-        const long long p = ((long long)e << LOG_G) | tg;
-        const long long addr = in_base + p * d_i;
+        const long long addr = in_first + e * in_step;
         if (FUSE) {
             x[e] = arith.mul(in[addr], in2[addr]);
         } else {

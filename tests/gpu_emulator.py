@@ -38,10 +38,16 @@ class Arith:
     def __init__(self, kind, q, mu, m):
         self.kind, self.q, self.mu, self.m = kind, q, mu, m
 
-    def ct(self, x, y, w, wq):
+    def ct(self, x, y, w, wq, reduced=True):
         q = self.q
+        if self.kind == "Mod60":  # values in [0, 16q): x - 8q where x >= 8q, in the stages that reduce
+            assert (x < q * U64(16 if reduced else 12)).all()
+            a = np.where(x >= q * U64(8), x - q * U64(8), x) if reduced else x
+            b = self.mul_tw(y, w, wq)
+            return a + b, a - b + q * U64(4)
         if self.kind == "Mod64":
             two_q = q * U64(2)
+            assert (x < q * U64(4)).all()
             a = np.where(x >= two_q, x - two_q, x)
             b = self.mul_tw(y, w, wq)
             assert (b < q * U64(4)).all()
@@ -57,7 +63,7 @@ class Arith:
         return (a + b) & M32, (a - b + q) & M32
 
     def mul_tw(self, x, w, wq):
-        if self.kind == "Mod64":  # Shoup with the estimated quotient of modarith.cuh
+        if self.kind in ("Mod64", "Mod60"):  # Shoup with the estimated quotient of modarith.cuh
             x0, x1, w0, w1 = x & M32, x >> U64(32), wq & M32, wq >> U64(32)
             qhat = x1 * w1 + ((x0 * w1) >> U64(32)) + ((x1 * w0) >> U64(32))
             r = x * w - qhat * self.q
@@ -70,7 +76,10 @@ class Arith:
 
     def reduce(self, x):
         q = self.q
-        if self.kind == "Mod64":
+        if self.kind == "Mod60":
+            x = np.where(x >= q * U64(8), x - q * U64(8), x)
+            x = np.where(x >= q * U64(4), x - q * U64(4), x)
+        if self.kind in ("Mod64", "Mod60"):
             x = np.where(x >= q * U64(2), x - q * U64(2), x)
         return np.where(x >= q, x - q, x)
 
@@ -183,7 +192,9 @@ def emulate_pass(ln, src, in2, dst, prm, memory, arith_kind):
                 idx = (1 << (s0 + st)) | ((r << s0) | h if last_order else (h << st) | r)
                 assert (idx < sub.shape[1]).all()
                 w, wq = sub[limb, idx, 0].astype(U64), sub[limb, idx, 1].astype(U64)
-                x[e], x[e + half] = ar.ct(x[e], x[e + half], w, wq)
+                # Mod60 leaves out the reduction every other stage, counted from the pass's last
+                reduced = ar.kind != "Mod60" or (log_np - 1 - st) % 2 == 0
+                x[e], x[e + half] = ar.ct(x[e], x[e + half], w, wq, reduced)
 
     for e in range(R):
         k = (bitrev(e, log_r) << LOG_G) | tg

@@ -161,6 +161,8 @@ static inline unsigned long long __brevll(unsigned long long x) {
     return ((unsigned long long)__brev((unsigned)x) << 32) | __brev((unsigned)(x >> 32));
 }
 static inline int __clzll(long long x) { return x ? __builtin_clzll((unsigned long long)x) : 64; }
+static inline int __ffs(int x) { return __builtin_ffs(x); }
+static inline int __ffsll(long long x) { return __builtin_ffsll(x); }
 """
 
 # run_grid(grid, block, body): body() as every thread of every block (after THREADED_PRELUDE).

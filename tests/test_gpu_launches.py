@@ -16,7 +16,8 @@ from hebatch.ntt.plan import make_plan
 from .gpu_emulator import emulate_transform
 from .oracle import random_residues
 
-Q60 = hb.ntt_primes(60, 2**12, 2)
+Q60 = hb.ntt_primes(60, 2**12, 2)  # Mod60 butterflies
+Q62 = hb.ntt_primes(62, 2**14, 2)  # Mod64 butterflies
 Q30 = hb.ntt_primes(30, 2**12, 1)[0]
 
 
@@ -71,7 +72,11 @@ def small_tiles(monkeypatch):
 
 @pytest.mark.parametrize("negacyclic", [False, True])
 @pytest.mark.parametrize("inverse", [False, True])
-@pytest.mark.parametrize("moduli", [Q60, [hb.GOLDILOCKS], [hb.BABYBEAR, Q30]], ids=["mod64", "goldilocks", "mod32"])
+@pytest.mark.parametrize(
+    "moduli",
+    [Q60, Q62, [hb.GOLDILOCKS], [hb.BABYBEAR, Q30]],
+    ids=["mod60", "mod64", "goldilocks", "mod32"],
+)
 def test_single_pass(moduli, negacyclic, inverse):
     dtype = np.uint32 if moduli[0] < 2**31 else np.uint64
     for log_n in (1, 3, 4, 7):
@@ -82,7 +87,9 @@ def test_single_pass(moduli, negacyclic, inverse):
 @pytest.mark.parametrize("algorithm", ["4step", "radix2"])
 @pytest.mark.parametrize("negacyclic", [False, True])
 @pytest.mark.parametrize("inverse", [False, True])
-@pytest.mark.parametrize("moduli", [Q60, [hb.GOLDILOCKS], [hb.BABYBEAR]], ids=["mod64", "goldilocks", "mod32"])
+@pytest.mark.parametrize(
+    "moduli", [Q60, Q62, [hb.GOLDILOCKS], [hb.BABYBEAR]], ids=["mod60", "mod64", "goldilocks", "mod32"]
+)
 def test_multi_pass(small_tiles, moduli, algorithm, negacyclic, inverse):
     dtype = np.uint32 if moduli[0] < 2**31 else np.uint64
     seen = set()
@@ -203,6 +210,29 @@ def test_pass_modes_match_tables():
             assert plan.gpu_pass_modes(inverse, 64) == [
                 (t["tw_mode"], t["post_mode"] if i == len(tables) - 1 else 0) for i, t in enumerate(tables)
             ]
+
+
+def test_butterfly_kind_by_modulus_size():
+    """Moduli below 2^60 (every limb of a group) take Mod60's butterflies; up to 2^62, Mod64's."""
+    from hebatch.backend import arith_name
+
+    q61 = hb.ntt_primes(61, 2, 1)[0]
+    assert Q60[0] < 2**60 <= q61 < 2**61 <= Q62[0]
+    assert arith_name(Q60, 64) == "Mod60"
+    assert arith_name([q61], 64) == arith_name(Q62, 64) == arith_name([Q60[0], Q62[0]], 64) == "Mod64"
+    assert arith_name([hb.GOLDILOCKS], 64) == "Goldilocks" and arith_name([hb.BABYBEAR], 32) == "Mod32"
+
+
+def test_launch_limits_are_refused():
+    """ntt_pass divides its tiles and rows in 32 bits: a launch beyond them is refused with the sizes named."""
+    from hebatch.ntt.launch import transform_launches
+
+    n = 1 << 12
+    plan = make_plan(n, (Q60[0],), (default_root(Q60[0], n, True),), True, "radix2")
+    modes = [dict(tw_mode=t, post_mode=p) for t, p in plan.gpu_pass_modes(False, 64)]
+    assert len(transform_launches(plan, modes, 2**31 - 1, 64, "Mod60")) == 1
+    with pytest.raises(ValueError, match=r"2147483648 rows of 4096 elements .* in parts"):
+        transform_launches(plan, modes, 2**31, 64, "Mod60")
 
 
 def test_symbol_names_round_trip():

@@ -50,6 +50,8 @@ static inline void __syncthreads() {}
 static inline unsigned __brev(unsigned x) { return x; }
 static inline unsigned long long __brevll(unsigned long long x) { return x; }
 static inline int __clzll(long long x) { return (int)x; }
+static inline int __ffs(int x) { return x; }
+static inline int __ffsll(long long x) { return (int)x; }
 static inline unsigned long long __umul64hi(unsigned long long a, unsigned long long b) { return a * b; }
 static inline unsigned __umulhi(unsigned a, unsigned b) { return a * b; }
 """

@@ -119,7 +119,8 @@ def backend(monkeypatch):
     TABLES.clear()
 
 
-Q60 = tuple(ntt_primes(60, 1 << 12, 2))
+Q60 = tuple(ntt_primes(60, 1 << 12, 2))  # below 2^60: Mod60 butterflies (values in [0, 16q))
+Q62 = tuple(ntt_primes(62, 1 << 12, 2))  # Mod64 butterflies (values in [0, 4q))
 CASES = [
     # (moduli, dtype, log n, negacyclic, algorithm, split, log2 elements per thread): one-pass transforms
     # (lanes along rows, two radix-16 steps through shared memory), two-pass merge ones (with 16 and with 8
@@ -135,11 +136,16 @@ CASES = [
     (Q60[:1], np.uint64, 8, True, "4step", (32, 8), None),
     (Q60, np.uint64, 8, False, "4step", (8, 32), None),
     ((BABYBEAR,), np.uint32, 8, True, "4step", (32, 8), None),
+    (Q62, np.uint64, 9, True, "radix2", (16, 32), 3),
+    (Q62, np.uint64, 6, True, "radix2", None, None),
+    (Q62, np.uint64, 8, True, "radix2", (16, 16), None),
+    (Q62[:1], np.uint64, 8, False, "4step", (32, 8), None),
 ]
 # the same with the last merge pass reading its twiddles in its lanes' order (use_h 2, tables.last_pass_order)
 ORDERED_CASES = [
     (Q60, np.uint64, 8, True, "radix2", (16, 16), None),
     (Q60, np.uint64, 9, False, "radix2", (16, 32), 3),
+    (Q62, np.uint64, 8, False, "radix2", (16, 16), None),
     ((GOLDILOCKS,), np.uint64, 7, True, "radix2", (8, 16), None),
     ((BABYBEAR,), np.uint32, 8, True, "radix2", (32, 8), None),
 ]

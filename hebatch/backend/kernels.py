@@ -25,6 +25,10 @@ LANE_MODES = {"i": 0, "o": 1, "row": 2, "bitrev": 3, "bitrev_ordered": 4}
 # not at all, from one lookup table, or as the product of a high and a low table entry
 TABLE_MODES = {"none": 0, "one": 1, "two": 2}
 
+# Moduli below this take struct Mod60 of kernels/modarith.cuh (butterfly values in [0, 16q) need 16q <= 2^64);
+# larger ones, up to 2^62, take Mod64
+LAZY_STAGES_MAX_MODULUS = 1 << 60
+
 # Threads per block at most, on every CUDA device so far: NTT_MAX_THREADS of kernels/ntt.cu
 MAX_THREADS = 1024
 # The 256-bit kernels (kernels/ntt256.cu): threads per block, and elements per block of ntt256_pass at
@@ -171,7 +175,8 @@ def arith_name(moduli, word_bits: int) -> str:
         return "Mod32"
     if all(q == GOLDILOCKS for q in moduli):
         return "Goldilocks"
-    return "Mod64"
+    # below 2^60 the butterflies have room to reduce every other stage only
+    return "Mod60" if all(q < LAZY_STAGES_MAX_MODULUS for q in moduli) else "Mod64"
 
 
 def modconst_rows(moduli) -> np.ndarray:

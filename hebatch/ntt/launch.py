@@ -79,6 +79,13 @@ def transform_launches(
             t["post_mode"] if last else 0,
             fuse and index == 0,
         )
+        # ntt_pass divides tiles and rows in 32 bits, and its extents by shifts (kernels/ntt.cu)
+        assert all(v & (v - 1) == 0 for v in (geom["d_i"], geom["d_o"], geom["digit_d"])), geom
+        if grid >= 2**31 or rows >= 2**32:
+            raise ValueError(
+                f"a batch of {rows} rows of {n} elements needs {grid} blocks in one launch (at most 2**31 - 1 "
+                "blocks and 2**32 rows): transform it in parts"
+            )
         launches.append(Launch(template, grid, p.threads, p.smem_bytes(word_bits // 8), src, dst, index, geom))
         src = dst
         d_before *= n_p

@@ -20,14 +20,16 @@ from .launch import transform_launches
 from .plan import make_plan
 from .recipes import SMALL_SPLIT_RADIX_LOG, small_batch_radix, small_batch_split
 
-ARITHS = ("Mod64", "Goldilocks", "Mod32")
+ARITHS = ("Mod60", "Mod64", "Goldilocks", "Mod32")
 
 
 def kernel_names(max_log_n: int = 28, batch_rows: tuple[int, ...] = (1, 4096)) -> list[str]:
-    """Every kernel name expression the recipes launch, for 60-bit, Goldilocks and 32-bit moduli."""
+    """Every kernel name expression the recipes launch, for 60-bit (Mod60), 62-bit (Mod64), Goldilocks and
+    32-bit moduli."""
     names = {f"pointwise_mul<{a}>" for a in ARITHS}
     names |= {f"{k}<{a}>" for k in ("twiddle_grid", "merge_table") for a in ARITHS if a != "Mod32"}
-    for q, word in ((ntt_primes(60, 2**20, 1)[0], 64), (GOLDILOCKS, 64), (BABYBEAR, 32)):
+    wide = tuple((ntt_primes(bits, 2**20, 1)[0], 64) for bits in (60, 62))
+    for q, word in (*wide, (GOLDILOCKS, 64), (BABYBEAR, 32)):
         for log_n in range(1, max_log_n + 1):
             n = 1 << log_n
             for nega in (False, True):
