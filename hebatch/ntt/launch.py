@@ -84,7 +84,7 @@ def transform_launches(
         if grid >= 2**31 or rows >= 2**32:
             raise ValueError(
                 f"a batch of {rows} rows of {n} elements needs {grid} blocks in one launch (at most 2**31 - 1 "
-                "blocks and 2**32 rows): transform it in parts"
+                "blocks and 2**32 - 1 rows): transform it in parts"
             )
         launches.append(Launch(template, grid, p.threads, p.smem_bytes(word_bits // 8), src, dst, index, geom))
         src = dst
