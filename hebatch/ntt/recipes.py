@@ -115,7 +115,9 @@ MERGE_LOG_N_RANGE = {8: range(15, 29), 4: range(0)}
 # benchmarks/results/ntt-2p14-split-H100-80GB-HBM3-2026-11-26.json): 7+7 against one pass 0.95x-0.96x
 # forward and 0.98x inverse at 1024 and 3840 rows (the one-pass block of 1024 threads holds a whole SM, so
 # its barriers leave the SM idle in 49% of cycles), BFV n16384 multiplication of 64 ciphertexts 0.96x;
-# 6+8 and 8+6 slower than 7+7, 16 or 32 columns per block slower than 8, 4-step slower than merge.
+# 6+8 and 8+6 slower than 7+7, 16 or 32 columns per block slower than 8, 4-step slower than merge. Again on
+# the Mod60 butterflies (2026-11-26, ntt-2p14-onepass-probe-H100-80GB-HBM3-2026-11-26.json): one pass 1.17x-1.24x
+# the split's time at 1024 and 3840 rows, BFV n16384 multiplication of 64 ciphertexts 1.10x.
 SMALL_BATCH_SPLIT = {8: {13: (6, 64), 14: (7, None)}, 4: {}}
 
 
