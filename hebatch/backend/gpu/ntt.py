@@ -199,8 +199,8 @@ class CupyBackend(WordNTT):
         return self.inverse_product(a, b, plan)  # the internal order is the natural one
 
     def forward_spread(self, x, plan):
-        """The first pass reads each row of x for every limb, unreduced, when Mod64 butterflies accept every
-        entry below max(q) on every limb (they take inputs in [0, 4q)); otherwise the spread copy."""
+        """The first pass reads each row of x for every limb, unreduced, when the 64-bit butterflies accept every
+        entry below max(q) on every limb (Mod64 takes inputs in [0, 4q), Mod60 more); otherwise the spread copy."""
         groups = plan.limb_groups
         if len(groups) > 1 or groups[0][1] or x.dtype != np.uint64 or max(plan.moduli) > 4 * min(plan.moduli):
             return super().forward_spread(x, plan)
