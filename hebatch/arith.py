@@ -205,10 +205,12 @@ def with_companions(q: int, table: np.ndarray, word_bits: int) -> np.ndarray:
     return out.astype(np.uint32) if word_bits == 32 else out
 
 
-def power_lookup(q: int, zeta: int, log_count: int, scale: int = 1):
+def power_lookup(q: int, zeta: int, log_count: int, scale: int = 1, single_max_log: int | None = None):
     """Tables for zeta^E * scale, E < 2^log_count: (high, low, bits) with zeta^E * scale =
-    high[E >> bits] * low[E & (2^bits - 1)], or low[E] alone (high = [1]) when small enough."""
-    bits = log_count if log_count <= SINGLE_LEVEL_MAX_LOG else (log_count + 1) // 2
+    high[E >> bits] * low[E & (2^bits - 1)], or low[E] alone (high = [1]) up to 2^single_max_log entries
+    (None: SINGLE_LEVEL_MAX_LOG)."""
+    single = SINGLE_LEVEL_MAX_LOG if single_max_log is None else single_max_log
+    bits = log_count if log_count <= single else (log_count + 1) // 2
     low = powers(q, zeta, 1 << bits)
     high = powers(q, pow(zeta, 1 << bits, q), 1 << (log_count - bits))
     if scale != 1:

@@ -141,7 +141,43 @@ def test_two_level_twiddle_tables(monkeypatch, small_tiles):
     for algorithm in ("4step", "radix2"):
         for inverse in (False, True):
             launches = run_case(Q60, 10, 1, algorithm, True, inverse)
-            assert any(ln.template[6] == 2 or ln.template[7] == 2 for ln in launches) or algorithm == "radix2"
+            assert any(ln.template[6] == 2 or ln.template[7] == 2 for ln in launches) == (
+                algorithm == "4step" or inverse
+            )
+
+
+def test_merge_post_factor_from_one_table(monkeypatch, small_tiles):
+    """A batch of merge inverses of up to 2^POST_ONE_TABLE_MAX_LOG points takes n^-1 psi^-j from one table of n
+    entries (exact through the kernel model); plan_for chooses it from POST_ONE_TABLE_MIN_ROWS rows."""
+    import types
+
+    from hebatch import arith
+    from hebatch.ntt.validate import check_transform_args
+    from hebatch.ntt.word import plan_for
+
+    monkeypatch.setattr(arith, "SINGLE_LEVEL_MAX_LOG", 3)
+    monkeypatch.setattr(recipes, "POST_ONE_TABLE_MAX_LOG", 10)
+    n = 1 << 10
+    rng = np.random.default_rng()
+    x3 = np.stack([random_residues(rng, q, (2, n), np.uint64) for q in Q60], axis=1)
+    plan = make_plan(
+        n, tuple(Q60), tuple(default_root(q, n, True) for q in Q60), True, "radix2", None, None, False, True
+    )
+    got, launches = emulate_transform(plan, x3, True)
+    assert launches[-1].template[7] == 1  # one post table
+    assert (got.astype(np.uint64) == cpu_reference(x3, Q60, n, True, True)).all()
+    with pytest.raises(ValueError, match="post_one_table"):
+        make_plan(
+            2 * n, tuple(Q60), tuple(default_root(q, 2 * n, True) for q in Q60), True, "radix2", None, None, False, True
+        )
+
+    gpu = types.SimpleNamespace(name="gpu")
+    args = check_transform_args((n,), np.uint64, Q60[0], negacyclic=True, algorithm="radix2")
+    clear_plans()
+    assert plan_for(args, gpu, recipes.POST_ONE_TABLE_MIN_ROWS).post_one_table
+    assert not plan_for(args, gpu, recipes.POST_ONE_TABLE_MIN_ROWS - 1).post_one_table
+    cyclic = check_transform_args((n,), np.uint64, Q60[0], negacyclic=False, algorithm="radix2")
+    assert not plan_for(cyclic, gpu, 64).post_one_table  # n^-1 alone: one entry
 
 
 @pytest.mark.parametrize("inverse", [False, True])

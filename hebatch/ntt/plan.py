@@ -37,6 +37,8 @@ class NTTPlan:
     radix_log: int | None = None  # log2 elements per thread of the GPU passes; None: the recipe's RADIX_LOG
     # GPU multi-pass merge: the last pass reads its twiddles in its lanes' order (recipes.ordered_last_pass)
     ordered_last: bool = False
+    # GPU merge inverse: the post factor from one table of n entries (recipes.post_one_table)
+    post_one_table: bool = False
     cache: dict = field(default_factory=dict, repr=False)
 
     @property
@@ -107,7 +109,8 @@ class NTTPlan:
             post = TABLE_MODES["none"]
             if inverse and last:
                 span = d if fourstep else self.log_n
-                post = TABLE_MODES["two" if self.negacyclic and span > arith.SINGLE_LEVEL_MAX_LOG else "one"]
+                two = span > arith.SINGLE_LEVEL_MAX_LOG and not self.post_one_table
+                post = TABLE_MODES["two" if self.negacyclic and two else "one"]
             modes.append((tw, post))
         return modes
 
@@ -129,7 +132,15 @@ class NTTPlan:
             q, root = self.moduli[i], self.roots[i]
             if self.algorithm == "radix2" or len(digits) == 1:
                 merge = tables.gpu_merge_tables(
-                    q, root, self.n, self.negacyclic, inverse, word_bits, merge_sub, self.merge_last_bits(word_bits)
+                    q,
+                    root,
+                    self.n,
+                    self.negacyclic,
+                    inverse,
+                    word_bits,
+                    merge_sub,
+                    self.merge_last_bits(word_bits),
+                    self.post_one_table,
                 )
                 per_limb.append([merge] * len(digits))
             else:
@@ -196,10 +207,13 @@ def make_plan(
     split: tuple[int, int] | None = None,
     radix_log: int | None = None,
     ordered_last: bool = False,
+    post_one_table: bool = False,
 ) -> NTTPlan:
     """The cached plan for these (already validated) arguments; `algorithm` is resolved."""
     if split is not None and split[0] * split[1] != n:
         raise ValueError(f"split {split} needs n1 * n2 = n = {n}")
     if radix_log is not None and not 1 <= radix_log <= recipes.RADIX_LOG:
         raise ValueError(f"radix_log must be in 1..{recipes.RADIX_LOG}, got {radix_log}")
-    return NTTPlan(n, moduli, roots, negacyclic, algorithm, split, radix_log, ordered_last)
+    if post_one_table and not (algorithm == "radix2" and n <= 1 << recipes.POST_ONE_TABLE_MAX_LOG):
+        raise ValueError(f"post_one_table needs a merge transform of at most 2^{recipes.POST_ONE_TABLE_MAX_LOG} points")
+    return NTTPlan(n, moduli, roots, negacyclic, algorithm, split, radix_log, ordered_last, post_one_table)

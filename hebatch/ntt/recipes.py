@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import hebatch.arith as arith
+
 from ..backend import MAX_THREADS
 
 # Tile, lane and radix sizes below: set on an NVIDIA H100 80GB HBM3 on 2026-11-22 with
@@ -169,6 +171,23 @@ def ordered_last_pass(plan_passes, rows: int, n: int, goldilocks: bool) -> bool:
         return False
     last = plan_passes[-1]
     return rows * (n >> (last.log_np + last.log_lanes)) >= ORDERED_LAST_PASS_MIN_BLOCKS
+
+
+# The inverse of a merge transform multiplies output j by n^-1 psi^-j (negacyclic). Above 2^16 points that
+# factor is a product of two table entries (arith.SINGLE_LEVEL_MAX_LOG); for batches of at most 2^18 points it is
+# one table of n entries instead (4 MiB a limb), which the rows share from L2: one product per element fewer.
+# Measured on an NVIDIA H100 80GB HBM3 on 2026-11-26 (q60, inverse, three processes per side,
+# benchmarks/results/ntt-post-one-table-ab-H100-80GB-HBM3-2026-11-26.json): 2^17 x 128 0.92x, 2^18 x 64 0.96x,
+# 2^17 x 8 1.00x; one row of 2^18 1.04x (its table read once from DRAM), so single rows keep two tables.
+POST_ONE_TABLE_MAX_LOG = 18
+POST_ONE_TABLE_MIN_ROWS = 8
+
+
+def post_one_table(log_n: int, rows: int, negacyclic: bool) -> bool:
+    """Whether `rows` GPU merge transforms of 2^log_n points take their inverse's post factor from one table."""
+    return (
+        negacyclic and arith.SINGLE_LEVEL_MAX_LOG < log_n <= POST_ONE_TABLE_MAX_LOG and rows >= POST_ONE_TABLE_MIN_ROWS
+    )
 
 
 def choose_algorithm(device: str, log_n: int, rows: int, word_bytes: int) -> str:

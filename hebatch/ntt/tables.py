@@ -90,7 +90,7 @@ class GpuPassTables:
     post_by_output: int = 0  # post table indexed by the output position (merge) or the sub-output k (4-step)
 
 
-def _post_tables(q, n, word_bits, scale_root, log_count, index_mask):
+def _post_tables(q, n, word_bits, scale_root, log_count, index_mask, single_max_log=None):
     """post factor n^-1 * scale_root^J; mode 1 (one table, J & index_mask) or 2 (two tables)."""
     n_inv = pow(n, -1, q)
     if scale_root is None:  # cyclic: n^-1 for every J
@@ -101,7 +101,7 @@ def _post_tables(q, n, word_bits, scale_root, log_count, index_mask):
             post_mask=0,
             post_high=with_companions(q, np.array([1], dtype=U64), word_bits),
         )
-    high, low, bits = power_lookup(q, scale_root, log_count, scale=n_inv)
+    high, low, bits = power_lookup(q, scale_root, log_count, scale=n_inv, single_max_log=single_max_log)
     two = len(high) > 1
     return dict(
         post_mode=2 if two else 1,
@@ -200,12 +200,22 @@ def gpu_merge_tables(
     word_bits: int,
     with_sub: bool = True,
     last_bits: int = 0,
+    post_one_table: bool = False,
 ) -> GpuPassTables:
     """Merge (radix-2) passes share the full table (merge_table, in the order of a last pass from stage
     `last_bits` on; None when not with_sub: the caller builds it); the inverse multiplies output j by n^-1
-    (psi^-j n^-1 when negacyclic) in the last pass."""
+    (psi^-j n^-1 when negacyclic) in the last pass, from one table of n entries where post_one_table, else
+    (above 2^SINGLE_LEVEL_MAX_LOG points) as the product of two."""
     sub = merge_table(q, root, n, negacyclic, inverse, word_bits, last_bits) if with_sub else None
     if not inverse:
         return GpuPassTables(sub=sub)
-    post = _post_tables(q, n, word_bits, pow(root, -1, q) if negacyclic else None, n.bit_length() - 1, n - 1)
+    post = _post_tables(
+        q,
+        n,
+        word_bits,
+        pow(root, -1, q) if negacyclic else None,
+        n.bit_length() - 1,
+        n - 1,
+        n.bit_length() - 1 if post_one_table else None,
+    )
     return GpuPassTables(sub=sub, post_by_output=1, **post)
