@@ -20,6 +20,7 @@ from hebatch.ntt import recipes
 
 BASE_OPTIONS = cuda.COMPILE_OPTIONS
 from hebatch.ntt.plan import make_plan  # noqa: E402
+from hebatch.ntt.word import _plan_choice  # noqa: E402
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from hebatch.benchmarks.harness import STREAMED  # noqa: E402
@@ -51,6 +52,7 @@ def use_kernel_variant(name):
     cuda.COMPILE_OPTIONS = BASE_OPTIONS + KERNEL_VARIANTS[name]
     cuda._MODULES.clear()
     make_plan.cache_clear()
+    _plan_choice.cache_clear()
 
 
 def apply(setting):
@@ -60,6 +62,7 @@ def apply(setting):
     recipes.MULTI_PASS_LANES_LOG = setting["lanes"]
     recipes.SMALL_TILE_LOG = setting["small_tile"]
     make_plan.cache_clear()
+    _plan_choice.cache_clear()  # plan_for memoizes its choice per shape
 
 
 def main():
