@@ -180,6 +180,41 @@ def test_merge_post_factor_from_one_table(monkeypatch, small_tiles):
     assert not plan_for(cyclic, gpu, 64).post_one_table  # n^-1 alone: one entry
 
 
+def test_few_blocks_take_fewer_columns():
+    """Merges whose passes run at most FEW_BLOCKS_MAX blocks take FEW_BLOCKS_LANES_LOG columns per block (exact
+    through the kernel model, forward and inverse); plan_for chooses that by row count."""
+    import types
+
+    from hebatch.ntt.validate import check_transform_args
+    from hebatch.ntt.word import plan_for
+
+    n = 1 << 20
+    q = hb.ntt_primes(60, 2 * n, 1)[0]
+    gpu = types.SimpleNamespace(name="gpu")
+    args = check_transform_args((n,), np.uint64, q, negacyclic=True)
+    clear_plans()
+    few = plan_for(args, gpu, 1)
+    assert few.lanes_log == recipes.FEW_BLOCKS_LANES_LOG
+    assert {p.log_lanes for p in few.gpu_passes(8)} == {recipes.FEW_BLOCKS_LANES_LOG}
+    rows_at_limit = recipes.FEW_BLOCKS_MAX >> (20 - 10 - recipes.MULTI_PASS_LANES_LOG)
+    assert plan_for(args, gpu, rows_at_limit).lanes_log == recipes.FEW_BLOCKS_LANES_LOG
+    assert plan_for(args, gpu, rows_at_limit + 1).lanes_log is None
+    with pytest.raises(ValueError, match="lanes_log"):
+        make_plan(n, (q,), (default_root(q, n, True),), True, "radix2", None, None, False, False, 5)
+    rng = np.random.default_rng()
+    for log_n in (9, 12):
+        m = 1 << log_n
+        x3 = np.stack([random_residues(rng, p, (2, m), np.uint64) for p in Q60], axis=1)
+        roots = tuple(default_root(p, m, True) for p in Q60)
+        for inverse in (False, True):
+            plan = make_plan(
+                m, tuple(Q60), roots, True, "radix2", (1 << (log_n // 2), m >> (log_n // 2)), None, False, False, 1
+            )
+            got, launches = emulate_transform(plan, x3, inverse)
+            assert len(launches) == 2 and all(ln.template[2] == 1 for ln in launches)
+            assert (got.astype(np.uint64) == cpu_reference(x3, Q60, m, True, inverse)).all()
+
+
 @pytest.mark.parametrize("inverse", [False, True])
 @pytest.mark.parametrize("log_n", sorted(recipes.SMALL_BATCH_SPLIT[8]))
 def test_few_rows_take_two_merge_passes(log_n, inverse):

@@ -39,6 +39,8 @@ class NTTPlan:
     ordered_last: bool = False
     # GPU merge inverse: the post factor from one table of n entries (recipes.post_one_table)
     post_one_table: bool = False
+    # log2 columns per block of GPU multi-pass transforms; None: the recipe's (recipes.few_blocks_lanes)
+    lanes_log: int | None = None
     cache: dict = field(default_factory=dict, repr=False)
 
     @property
@@ -92,7 +94,7 @@ class NTTPlan:
         digits = None
         if self.split is not None and 1 < self.split[0] < self.n:
             digits = (self.split[0].bit_length() - 1, self.split[1].bit_length() - 1)
-        return recipes.gpu_passes(self.algorithm, self.log_n, word_bytes, digits, self.radix_log)
+        return recipes.gpu_passes(self.algorithm, self.log_n, word_bytes, digits, self.radix_log, self.lanes_log)
 
     def gpu_pass_modes(self, inverse: bool, word_bits: int) -> list[tuple[int, int]]:
         """(store-twiddle mode, post mode) of each GPU pass, as gpu_pass_tables builds them, without
@@ -208,6 +210,7 @@ def make_plan(
     radix_log: int | None = None,
     ordered_last: bool = False,
     post_one_table: bool = False,
+    lanes_log: int | None = None,
 ) -> NTTPlan:
     """The cached plan for these (already validated) arguments; `algorithm` is resolved."""
     if split is not None and split[0] * split[1] != n:
@@ -216,4 +219,6 @@ def make_plan(
         raise ValueError(f"radix_log must be in 1..{recipes.RADIX_LOG}, got {radix_log}")
     if post_one_table and not (algorithm == "radix2" and n <= 1 << recipes.POST_ONE_TABLE_MAX_LOG):
         raise ValueError(f"post_one_table needs a merge transform of at most 2^{recipes.POST_ONE_TABLE_MAX_LOG} points")
-    return NTTPlan(n, moduli, roots, negacyclic, algorithm, split, radix_log, ordered_last, post_one_table)
+    if lanes_log is not None and not 0 <= lanes_log <= recipes.MULTI_PASS_LANES_LOG:
+        raise ValueError(f"lanes_log must be in 0..{recipes.MULTI_PASS_LANES_LOG}, got {lanes_log}")
+    return NTTPlan(n, moduli, roots, negacyclic, algorithm, split, radix_log, ordered_last, post_one_table, lanes_log)

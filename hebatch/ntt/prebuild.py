@@ -18,7 +18,7 @@ from ..backend import arith_name, define_options, kernel_dir, source_digest
 from ..field import BABYBEAR, GOLDILOCKS, default_root, ntt_primes
 from .launch import transform_launches
 from .plan import make_plan
-from .recipes import SMALL_SPLIT_RADIX_LOG, post_one_table, small_batch_radix, small_batch_split
+from .recipes import SMALL_SPLIT_RADIX_LOG, few_blocks_lanes, post_one_table, small_batch_radix, small_batch_split
 
 ARITHS = ("Mod60", "Mod64", "Goldilocks", "Mod32")
 
@@ -41,13 +41,15 @@ def kernel_names(max_log_n: int = 28, batch_rows: tuple[int, ...] = (1, 4096)) -
                 choices.add(("radix2", few_rows, few_radix))
                 # merges of 60-bit-style words may read their last pass's twiddles in its order (ordered_last_pass)
                 orders = (False, True) if word == 64 and q != GOLDILOCKS else (False,)
-                # batches of merge inverses may take their post factor from one table (post_one_table)
+                # batches of merge inverses may take their post factor from one table (post_one_table), and
+                # merges of few rows fewer columns per block (few_blocks_lanes)
                 posts = (False, True) if post_one_table(log_n, max(batch_rows), nega) else (False,)
-                for (algorithm, split, radix), ordered, post in itertools.product(choices, orders, posts):
-                    if (ordered or post) and algorithm != "radix2":
+                lanes = {few_blocks_lanes(log_n, rows, word // 8, q == GOLDILOCKS) for rows in batch_rows}
+                for (algorithm, split, radix), ordered, post, lane in itertools.product(choices, orders, posts, lanes):
+                    if (ordered or post or lane is not None) and algorithm != "radix2":
                         continue
                     root = default_root(q, n, nega)
-                    plan = make_plan(n, (q,), (root,), nega, algorithm, split, radix, ordered, post)
+                    plan = make_plan(n, (q,), (root,), nega, algorithm, split, radix, ordered, post, lane)
                     for inverse in (False, True):
                         modes = [dict(tw_mode=t, post_mode=p) for t, p in plan.gpu_pass_modes(inverse, word)]
                         for fuse in (False, True) if inverse else (False,):

@@ -64,12 +64,19 @@ def _single_pass(log_n: int, radix: int) -> Pass:
 
 
 def gpu_passes(
-    algorithm: str, log_n: int, word_bytes: int, digits: tuple[int, ...] | None = None, log_r: int | None = None
+    algorithm: str,
+    log_n: int,
+    word_bytes: int,
+    digits: tuple[int, ...] | None = None,
+    log_r: int | None = None,
+    log_lanes: int | None = None,
 ) -> tuple[Pass, ...]:
     """The passes for a transform of 2^log_n words of `word_bytes` bytes.
 
     digits: explicit log2 sizes of the passes' sub-transforms (for tuning); they must sum to log_n.
     log_r: log2 elements per thread (None: RADIX_LOG).
+    log_lanes: log2 columns per block of multi-pass transforms (None: MULTI_PASS_LANES_LOG; the digits are
+    chosen for that default either way).
     """
     radix = RADIX_LOG if log_r is None else log_r
     if digits is None:
@@ -86,7 +93,7 @@ def gpu_passes(
     passes = []
     s0 = 0
     for d in digits:
-        lanes = MULTI_PASS_LANES_LOG
+        lanes = MULTI_PASS_LANES_LOG if log_lanes is None else log_lanes
         passes.append(Pass(d, lanes, min(radix, d), s0 if algorithm == "radix2" else 0))
         s0 += d
     return tuple(passes)
@@ -188,6 +195,26 @@ def post_one_table(log_n: int, rows: int, negacyclic: bool) -> bool:
     return (
         negacyclic and arith.SINGLE_LEVEL_MAX_LOG < log_n <= POST_ONE_TABLE_MAX_LOG and rows >= POST_ONE_TABLE_MIN_ROWS
     )
+
+
+# Multi-pass merges that run few blocks: one row of 2^20 is two passes of 128 blocks (8 columns of 2^10
+# points, 512 threads each), one block per SM. With 4 columns per block they run twice the blocks. Measured on
+# an NVIDIA H100 80GB HBM3 on 2026-11-26 (benchmarks/recipe_sweep.py,
+# benchmarks/results/ntt-recipe-sweep-mod60-H100-80GB-HBM3-2026-11-26.json): one row of 2^20 0.91x; 4 columns
+# everywhere was slower at 2^14 x 1024 (1.12x), 2^17 x 128 (1.04x), 2^22 (1.15x) and 2^24 (1.09x), whose passes
+# run 1024 blocks or more. The rule's A/B: benchmarks/results/ntt-few-blocks-lanes-ab-H100-80GB-HBM3-2026-11-26.json.
+FEW_BLOCKS_LANES_LOG = 2
+FEW_BLOCKS_MAX = 256  # blocks of a pass of the default recipe, at most
+
+
+def few_blocks_lanes(log_n: int, rows: int, word_bytes: int, goldilocks: bool = False) -> int | None:
+    """log2 columns per block for `rows` multi-pass GPU merges of 2^log_n words whose passes would run at most
+    FEW_BLOCKS_MAX blocks each (FEW_BLOCKS_LANES_LOG), else None (the recipe's MULTI_PASS_LANES_LOG).
+    Goldilocks keeps 8 columns: its single rows of 2^17 and 2^20 ran 1.2x-1.3x slower with 4."""
+    passes = gpu_passes("radix2", log_n, word_bytes)
+    if goldilocks or len(passes) < 2 or max(rows << (log_n - p.log_np - p.log_lanes) for p in passes) > FEW_BLOCKS_MAX:
+        return None
+    return FEW_BLOCKS_LANES_LOG
 
 
 def choose_algorithm(device: str, log_n: int, rows: int, word_bytes: int) -> str:

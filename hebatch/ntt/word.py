@@ -9,9 +9,16 @@ import numpy as np
 
 from ..backend import WordNTT, get
 from ..device import device_of
-from ..field import KIND_GOLDILOCKS
+from ..field import GOLDILOCKS
 from .plan import NTTPlan, make_plan
-from .recipes import choose_algorithm, ordered_last_pass, post_one_table, small_batch_radix, small_batch_split
+from .recipes import (
+    choose_algorithm,
+    few_blocks_lanes,
+    ordered_last_pass,
+    post_one_table,
+    small_batch_radix,
+    small_batch_split,
+)
 from .validate import TransformArgs, _check_flag, check_entries, check_transform_args
 
 
@@ -19,8 +26,8 @@ def plan_for(args: TransformArgs, backend: WordNTT, batch: int = 1, dtype=np.uin
     """The cached plan for validated arguments, resolving algorithm="auto" for this backend and the
     dtype it computes in, cutting GPU rows of a one-pass size into two merge passes where that is faster
     (with 8 elements per thread when they are few elements in all), ordering the twiddle table of a
-    GPU merge's last pass for its lanes where enough blocks run, and taking a GPU merge inverse's post factor
-    from one table where enough rows share it."""
+    GPU merge's last pass for its lanes where enough blocks run, taking a GPU merge inverse's post factor
+    from one table where enough rows share it, and fewer columns per block where a merge runs few blocks."""
     return _plan_choice(args, backend.name, batch * args.limbs, np.dtype(dtype).itemsize)
 
 
@@ -30,17 +37,19 @@ def _plan_choice(args: TransformArgs, device: str, rows: int, word_bytes: int) -
     algorithm = args.algorithm
     if algorithm == "auto":
         algorithm = choose_algorithm(device, log_n, rows, word_bytes)
-    split = radix = None
+    split = radix = lanes = None
     one_post = False
+    goldilocks = GOLDILOCKS in args.moduli
     if algorithm == "radix2" and device == "gpu":
         split = small_batch_split(log_n, rows, word_bytes)
         radix = small_batch_radix(log_n, rows, word_bytes)
         one_post = post_one_table(log_n, rows, args.negacyclic)
-    plan = make_plan(args.n, args.moduli, args.roots, args.negacyclic, algorithm, split, radix, False, one_post)
-    if algorithm == "radix2" and device == "gpu" and word_bytes == 8:
-        goldilocks = any(info.kind == KIND_GOLDILOCKS for info in plan.infos)
-        if ordered_last_pass(plan.gpu_passes(word_bytes), rows, args.n, goldilocks):
-            plan = make_plan(args.n, args.moduli, args.roots, args.negacyclic, algorithm, split, radix, True, one_post)
+        lanes = few_blocks_lanes(log_n, rows, word_bytes, goldilocks) if split is None else None
+    choice = (args.n, args.moduli, args.roots, args.negacyclic, algorithm, split, radix)
+    plan = make_plan(*choice, False, one_post, lanes)
+    gpu_merge = algorithm == "radix2" and device == "gpu" and word_bytes == 8
+    if gpu_merge and ordered_last_pass(plan.gpu_passes(word_bytes), rows, args.n, goldilocks):
+        plan = make_plan(*choice, True, one_post, lanes)
     return plan
 
 
