@@ -372,11 +372,13 @@ def test_bound_launch_runs_a_kernel_with_its_buffers_and_struct():
     params["a"], params["b"], params["c"] = (int(v) for v in rng.integers(1, 2**31, size=3))
     bound = BoundLaunch(kernel, 1, 32, 0, params, buffers=3)
     for _ in range(3):
-        x, y = (cp.asarray(rng.integers(0, 2**62, size=32, dtype=np.uint64)) for _ in range(2))
-        out = cp.zeros(35, dtype=cp.uint64)
-        with cp.cuda.Stream(non_blocking=True):  # the current stream, not the default one
+        # the current stream, not the default one; the inputs are made on it too, since a non-blocking stream
+        # does not wait for work queued on the default stream
+        with cp.cuda.Stream(non_blocking=True) as stream:
+            x, y = (cp.asarray(rng.integers(0, 2**62, size=32, dtype=np.uint64)) for _ in range(2))
+            out = cp.zeros(35, dtype=cp.uint64)
             bound(x, y, out)
-        cp.cuda.Device().synchronize()
+            stream.synchronize()
         got = out.get()
         assert (got[:32] == (x + y).get()).all()
         assert got[32:].tolist() == [int(params["a"][0]), int(params["b"][0]), int(params["c"][0])]
