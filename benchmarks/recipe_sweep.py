@@ -1,5 +1,7 @@
 """Time transforms under alternative launch recipes (hebatch/ntt/recipes.py constants), to choose
-the recipe from measurements. Prints one line per (case, setting); JSON to $OUT/recipe-sweep.json.
+the recipe from measurements: ms, a stream of calls (host work included), and graph_ms, the same calls
+replayed as a CUDA graph (the device's time alone). Prints one line per (case, setting); JSON to
+$OUT/recipe-sweep.json.
 
     python benchmarks/recipe_sweep.py 12x4096 16x256 20x1 24x1
 """
@@ -23,7 +25,7 @@ from hebatch.ntt.plan import make_plan  # noqa: E402
 from hebatch.ntt.word import _plan_choice  # noqa: E402
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from hebatch.benchmarks.harness import STREAMED  # noqa: E402
+from hebatch.benchmarks.harness import STREAMED, graph_time  # noqa: E402
 from hebatch.benchmarks.harness import cuda_time as time_calls  # noqa: E402
 from hebatch.benchmarks.ntt import MODULI_BY_NAME, random_inputs  # noqa: E402
 
@@ -32,12 +34,14 @@ SETTINGS = {
     "multi_tile": [11, 12, 13],  # log2 elements per block in multi-pass transforms (64-bit words)
     "lanes": [2, 3, 4],
     "small_tile": [11, 12, 13],
+    "few_blocks_lanes": [1, 2, 3],  # columns per block of merges that run few blocks (recipes.few_blocks_lanes)
 }
 DEFAULT = dict(
     radix=recipes.RADIX_LOG,
     multi_tile=recipes.TILE_LOG[8],
     lanes=recipes.MULTI_PASS_LANES_LOG,
     small_tile=recipes.SMALL_TILE_LOG,
+    few_blocks_lanes=recipes.FEW_BLOCKS_LANES_LOG,
 )
 
 
@@ -61,6 +65,7 @@ def apply(setting):
     recipes.TILE_LOG[4] = setting["multi_tile"] + 1
     recipes.MULTI_PASS_LANES_LOG = setting["lanes"]
     recipes.SMALL_TILE_LOG = setting["small_tile"]
+    recipes.FEW_BLOCKS_LANES_LOG = setting["few_blocks_lanes"]
     make_plan.cache_clear()
     _plan_choice.cache_clear()  # plan_for memoizes its choice per shape
 
@@ -102,10 +107,15 @@ def main():
         for setting in trials:
             apply(setting)
             try:
-                ms = time_calls(lambda a: hb.ntt(a, q, negacyclic=True, check=False), inputs, 15, back_to_back=STREAMED)
+                call = lambda a: hb.ntt(a, q, negacyclic=True, check=False)  # noqa: E731
+                ms = time_calls(call, inputs, 15, back_to_back=STREAMED)
+                graph_ms = graph_time(call, inputs, 15)
                 digits = [p.log_np for p in recipes.gpu_passes("4step", log_n, np.dtype(dtype).itemsize)]
-                results.append(dict(case=case, setting=setting, ms=ms, digits=digits))
-                print(f"{case:>14} {setting} digits={digits} {ms:.4f} ms", flush=True)
+                results.append(dict(case=case, setting=setting, ms=ms, graph_ms=graph_ms, digits=digits))
+                print(
+                    f"{case:>14} {setting} digits={digits} {ms:.4f} ms, graph {graph_ms or float('nan'):.4f} ms",
+                    flush=True,
+                )
             except Exception as exc:
                 results.append(dict(case=case, setting=setting, error=repr(exc)))
                 print(f"{case:>14} {setting} ERROR {exc!r}", flush=True)

@@ -43,6 +43,40 @@ def cuda_time(fn, inputs, repeats: int, warmup: int = WARMUP, back_to_back: int 
     return statistics.median(times)
 
 
+def graph_time(fn, inputs, repeats: int, calls: int = STREAMED, warmup: int = WARMUP) -> float | None:
+    """Median milliseconds per call of `calls` consecutive fn(input) calls recorded once as a CUDA graph
+    (on a private stream, with a private memory pool) and replayed: the device's time alone, with no host
+    work between the kernels. `repeats` replays after warm-up calls; inputs rotate. None where fn cannot be
+    recorded (it waits for the device, say)."""
+    import cupy as cp
+
+    for i in range(warmup):
+        fn(inputs[i % len(inputs)])
+    cp.cuda.Device().synchronize()
+    pool = cp.cuda.MemoryPool()  # the graph's buffers: kept by this frame until its last replay
+    stream = cp.cuda.Stream(non_blocking=True)
+    try:
+        with cp.cuda.using_allocator(pool.malloc), stream:
+            stream.begin_capture()
+            try:
+                for i in range(calls):
+                    fn(inputs[i % len(inputs)])
+            finally:
+                graph = stream.end_capture()
+    except Exception:  # not recordable (it waits for the device, say): no device time
+        return None
+    times = []
+    start, end = cp.cuda.Event(), cp.cuda.Event()
+    for i in range(repeats + 1):
+        start.record(stream)
+        graph.launch(stream=stream)
+        end.record(stream)
+        end.synchronize()
+        if i:  # the first replay uploads the graph
+            times.append(cp.cuda.get_elapsed_time(start, end) / calls)
+    return statistics.median(times)
+
+
 def host_time(fn, inputs, repeats: int, warmup: int = 1) -> float:
     """Median wall-clock milliseconds per call of fn(input) on the CPU, after `warmup` calls; inputs rotate."""
     for i in range(warmup):
@@ -60,8 +94,9 @@ _REFERENCES: dict = {}
 
 def references(elements: int, nbytes: int, repeats: int, *, rows: int = 1, back_to_back: int = STREAMED) -> dict:
     """The same-run references for a case of `elements` elements in `rows` rows and `nbytes` bytes:
-    cupy.fft.fft of complex64 along the rows (cufft_ms) and a device-to-device copy of the same bytes
-    (copy_ms, copy_GBps counting read + write), timed by cuda_time. Cached per arguments."""
+    cupy.fft.fft of complex64 along the rows (cufft_ms; cufft_graph_ms: the same calls replayed as a CUDA
+    graph, see graph_time) and a device-to-device copy of the same bytes (copy_ms, copy_GBps counting read +
+    write), timed by cuda_time. Cached per arguments."""
     key = (elements, nbytes, rows, back_to_back)
     if key in _REFERENCES:
         return _REFERENCES[key]
@@ -75,11 +110,17 @@ def references(elements: int, nbytes: int, repeats: int, *, rows: int = 1, back_
         for _ in range(2)
     ]
     fft_ms = cuda_time(lambda a: cp.fft.fft(a, axis=-1), z, repeats, back_to_back=back_to_back)
+    fft_graph_ms = graph_time(lambda a: cp.fft.fft(a, axis=-1), z, repeats, calls=back_to_back)
     del z
     src = cp.random.randint(0, 2**31, size=(nbytes + 7) // 8, dtype=cp.int64).view(cp.uint64)
     dst = cp.empty_like(src)
     copy_ms = cuda_time(lambda a: dst.__setitem__(Ellipsis, a), [src], repeats, back_to_back=back_to_back)
-    found = {"cufft_ms": fft_ms, "copy_ms": copy_ms, "copy_GBps": 2 * src.nbytes / copy_ms / 1e6}
+    found = {
+        "cufft_ms": fft_ms,
+        "cufft_graph_ms": fft_graph_ms,
+        "copy_ms": copy_ms,
+        "copy_GBps": 2 * src.nbytes / copy_ms / 1e6,
+    }
     src = dst = None  # the pool gets the buffers back before the case's own inputs are drawn
     cp.get_default_memory_pool().free_all_blocks()
     _REFERENCES[key] = found

@@ -16,7 +16,15 @@ import traceback
 import numpy as np
 
 import hebatch as hb
-from hebatch.benchmarks.harness import STREAMED, add_common_args, cuda_time, device_name, references, write_result
+from hebatch.benchmarks.harness import (
+    STREAMED,
+    add_common_args,
+    cuda_time,
+    device_name,
+    graph_time,
+    references,
+    write_result,
+)
 
 BATCH_CASES = [(12, 4096), (14, 1024), (16, 256), (16, 64), (17, 128)]
 SINGLE_CASES = [(20, 1), (22, 1), (24, 1), (26, 1), (27, 1), (28, 1)]
@@ -45,10 +53,10 @@ def random_inputs(cp, q, shape, dtype, count):
 
 
 def case_references(log_n, batch, repeats):
-    """(cuFFT ms, copy GB/s) for a batch x 2^log_n case: cuFFT along rows of the same shape, a copy of
-    the same element count in 64-bit words."""
+    """(cuFFT ms, cuFFT ms replayed as a graph, copy GB/s) for a batch x 2^log_n case: cuFFT along rows of
+    the same shape, a copy of the same element count in 64-bit words."""
     found = references(batch << log_n, 8 * (batch << log_n), repeats, rows=batch)
-    return found["cufft_ms"], found["copy_GBps"]
+    return found["cufft_ms"], found["cufft_graph_ms"], found["copy_GBps"]
 
 
 def main(argv=None):
@@ -69,11 +77,11 @@ def main(argv=None):
     print(f"device: {device}")
     header = (
         f"{'case':>12} {'modulus':>10} {'dir':>4} {'algo':>6} {'ms':>9} {'1-call ms':>9} {'cuFFT ms':>9} "
-        f"{'ratio':>6} {'GB/s':>7} {'copy GB/s':>9} {'of copy':>7}"
+        f"{'ratio':>6} {'graph ms':>9} {'ratio':>6} {'GB/s':>7} {'copy GB/s':>9} {'of copy':>7}"
     )
     print(header)
     for log_n, batch in cases:
-        fft_ms, copy_gbps = case_references(log_n, batch, repeats)
+        fft_ms, fft_graph_ms, copy_gbps = case_references(log_n, batch, repeats)
         for name, (q, dtype) in moduli().items():
             shape = (batch, 1 << log_n) if batch > 1 else (1 << log_n,)
             # negacyclic where the field allows it (2n | q - 1), else cyclic (BabyBear at 2^27), else skip
@@ -100,6 +108,7 @@ def main(argv=None):
                         algorithm=algorithm,
                         negacyclic=negacyclic,
                         cufft_ms=fft_ms,
+                        cufft_graph_ms=fft_graph_ms,
                         copy_GBps=copy_gbps,
                     )
                     try:
@@ -111,17 +120,22 @@ def main(argv=None):
 
                         ms = cuda_time(call, inputs, repeats, back_to_back=STREAMED)
                         latency = cuda_time(call, inputs, repeats)
+                        graph_ms = graph_time(call, inputs, repeats)
+                        graph_ratio = graph_ms / fft_graph_ms if graph_ms and fft_graph_ms else float("nan")
                         nbytes = inputs[0].nbytes
                         entry.update(
                             ms=ms,
                             latency_ms=latency,
                             ratio_to_cufft=ms / fft_ms,
+                            graph_ms=graph_ms,
+                            graph_ratio_to_cufft=graph_ratio,
                             GBps=2 * nbytes / ms / 1e6,
                             fraction_of_copy=(2 * nbytes / ms / 1e6) / copy_gbps,
                         )
                         print(
                             f"{f'2^{log_n}x{batch}':>12} {name:>10} {'inv' if inverse else 'fwd':>4} {algorithm:>6} "
-                            f"{ms:9.4f} {latency:9.4f} {fft_ms:9.4f} {ms / fft_ms:6.2f} {entry['GBps']:7.0f} "
+                            f"{ms:9.4f} {latency:9.4f} {fft_ms:9.4f} {ms / fft_ms:6.2f} "
+                            f"{graph_ms or float('nan'):9.4f} {graph_ratio:6.2f} {entry['GBps']:7.0f} "
                             f"{copy_gbps:9.0f} {entry['fraction_of_copy']:7.2f}",
                             flush=True,
                         )
@@ -155,7 +169,9 @@ def main(argv=None):
         algorithms=algorithms,
         timing=f"ms: median over samples of CUDA-event time / {STREAMED} for {STREAMED} consecutive calls "
         "(cuFFT and copy timed the same way); latency_ms: events around one call, host work "
-        "included; 3 warm-up calls; inputs rotate "
+        f"included; graph_ms: {STREAMED} consecutive calls recorded as one CUDA graph and replayed, per call (the "
+        "device's time alone; cufft_graph_ms the same for cuFFT; null where a call could not be recorded); "
+        "3 warm-up calls; inputs rotate "
         "over freshly drawn random arrays; negacyclic transforms (cyclic where the field has "
         "no 2n-th root); check=False",
         references="cuFFT: cupy.fft.fft on complex64 of the same element count; copy: device-to-device "

@@ -60,7 +60,8 @@ def _lead_shape(shape, args: TransformArgs) -> tuple[int, ...]:
 def _as_batch(x, args: TransformArgs, backend: WordNTT):
     """x viewed (or copied) as (batch, limbs, n) in the dtype the backend computes in."""
     batch = math.prod(_lead_shape(x.shape, args))
-    x3 = x.reshape(batch, args.limbs, args.n)
+    shape = (batch, args.limbs, args.n)
+    x3 = x if x.shape == shape else x.reshape(shape)
     dtype = backend.work_dtype(x.dtype, args.moduli)
     return x3 if x3.dtype == dtype else x3.astype(dtype)
 
@@ -111,7 +112,14 @@ def ntt_natural(
         if out is None:
             x[...] = y3.reshape(x.shape)
         return x
-    return y3.reshape(x.shape).astype(x.dtype, copy=False)
+    return _as_shape_of(y3, x)
+
+
+def _as_shape_of(y, x):
+    """y (a transform's (batch, limbs, n) result) in x's shape and dtype: no array call where they match
+    (a reshape or astype costs a microsecond or two of host time per call)."""
+    y = y if y.shape == x.shape else y.reshape(x.shape)
+    return y if y.dtype == x.dtype else y.astype(x.dtype)
 
 
 def ntt_spread(x, moduli, *, negacyclic=False):
@@ -144,4 +152,4 @@ def intt_product(a, b, moduli, *, negacyclic=False):
     a3 = _as_batch(a, args, backend)
     b3 = b.reshape(-1, args.limbs, args.n).astype(a3.dtype, copy=False)
     plan = plan_for(args, backend, a3.shape[0], a3.dtype)
-    return backend.inverse_product_natural(a3, b3, plan).reshape(a.shape).astype(a.dtype, copy=False)
+    return _as_shape_of(backend.inverse_product_natural(a3, b3, plan), a)
