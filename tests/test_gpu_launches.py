@@ -103,8 +103,8 @@ def test_multi_pass(small_tiles, moduli, algorithm, negacyclic, inverse):
 
 
 def test_ordered_last_pass_where_enough_blocks_run():
-    """plan_for orders a GPU merge's last pass for q60-style moduli from ORDERED_LAST_PASS_MIN_BLOCKS blocks on;
-    one row of 2^20, Goldilocks, one-pass sizes and the CPU keep the natural table."""
+    """plan_for orders a GPU merge's last pass for 64-bit moduli (Goldilocks too) from ORDERED_LAST_PASS_MIN_BLOCKS
+    blocks on; one row of 2^20, one-pass sizes and the CPU keep the natural table."""
     import types
 
     from hebatch.ntt.validate import check_transform_args
@@ -119,7 +119,7 @@ def test_ordered_last_pass_where_enough_blocks_run():
     q = hb.ntt_primes(60, 1 << 23, 1)[0]
     assert plan(14, 1024, q).ordered_last and plan(22, 1, q).ordered_last and plan(16, 256, q).ordered_last
     assert not plan(20, 1, q).ordered_last and not plan(12, 4096, q).ordered_last  # 128 blocks; one pass
-    assert not plan(14, 1024, hb.GOLDILOCKS).ordered_last
+    assert plan(14, 1024, hb.GOLDILOCKS).ordered_last and not plan(20, 1, hb.GOLDILOCKS).ordered_last
     args = check_transform_args((1 << 14,), np.uint64, q, negacyclic=True)
     assert not plan_for(args, cpu, 1024).ordered_last
     last = plan(14, 1024, q).gpu_passes(8)[-1]
@@ -199,6 +199,8 @@ def test_few_blocks_take_fewer_columns():
     rows_at_limit = recipes.FEW_BLOCKS_MAX >> (20 - 10 - recipes.MULTI_PASS_LANES_LOG)
     assert plan_for(args, gpu, rows_at_limit).lanes_log == recipes.FEW_BLOCKS_LANES_LOG
     assert plan_for(args, gpu, rows_at_limit + 1).lanes_log is None
+    gold = check_transform_args((n,), np.uint64, hb.GOLDILOCKS, negacyclic=True)
+    assert plan_for(gold, gpu, 1).lanes_log == recipes.FEW_BLOCKS_LANES_LOG  # Goldilocks alike
     with pytest.raises(ValueError, match="lanes_log"):
         make_plan(n, (q,), (default_root(q, n, True),), True, "radix2", None, None, False, False, 5)
     rng = np.random.default_rng()

@@ -1,6 +1,7 @@
 """The library jobs of hebatch.jobs (called directly, as the CLI calls them) and the benchmark harness."""
 
 import ast
+import contextlib
 import importlib
 import json
 import pathlib
@@ -169,7 +170,11 @@ def test_harness_cuda_timer_and_references():
     x = cp.arange(1 << 16, dtype=cp.uint64)
     assert harness.cuda_time(lambda a: a + 1, [x], repeats=3) > 0
     found = harness.references(1 << 16, 8 << 16, 3)
-    assert found["cufft_ms"] > 0 and found["copy_GBps"] > 0 and set(found) == {"cufft_ms", "copy_ms", "copy_GBps"}
+    assert set(found) == {"cufft_ms", "cufft_graph_ms", "copy_ms", "copy_GBps"}
+    assert found["cufft_ms"] > 0 and found["cufft_graph_ms"] > 0 and found["copy_GBps"] > 0
+    # graph_time: the device's time of recorded calls; None for a call that waits for the device
+    assert harness.graph_time(lambda a: a + 1, [x], repeats=3) > 0
+    assert harness.graph_time(lambda a: int((a + 1)[0]), [x], repeats=3) is None
 
 
 def _imports(path: pathlib.Path) -> set[str]:
@@ -206,12 +211,28 @@ def _clock_cupy(step_ms: float):
     clock = {"now": 0.0}
 
     class Event:
-        def record(self):
+        def record(self, stream=None):
             clock["now"] += step_ms
             self.at = clock["now"]
 
         def synchronize(self):
             pass
+
+    class Stream:  # records nothing: a graph's replay is only the events around it
+        def __init__(self, non_blocking=False):
+            pass
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def begin_capture(self):
+            pass
+
+        def end_capture(self):
+            return types.SimpleNamespace(launch=lambda stream=None: None)
 
     rng = np.random.default_rng()
     random = types.SimpleNamespace(
@@ -220,6 +241,9 @@ def _clock_cupy(step_ms: float):
     )
     cuda = types.SimpleNamespace(
         Event=Event,
+        Stream=Stream,
+        MemoryPool=lambda: types.SimpleNamespace(malloc=None),
+        using_allocator=lambda malloc: contextlib.nullcontext(),
         Device=lambda: types.SimpleNamespace(synchronize=lambda: None),
         get_elapsed_time=lambda a, b: b.at - a.at,
     )
@@ -248,6 +272,10 @@ def test_harness_cuda_timer_arithmetic_on_a_fake_clock(monkeypatch):
     found = harness.references(64, 8 * 64, 3, rows=4)
     # each reference is one event pair (4 ms) over STREAMED calls; the copy moves 2 x 512 bytes in that time
     assert found["cufft_ms"] == pytest.approx(4.0 / harness.STREAMED)
+    assert found["cufft_graph_ms"] == pytest.approx(4.0 / harness.STREAMED)  # one replay of STREAMED calls
+    recorded = []
+    assert harness.graph_time(recorded.append, [1, 2, 3], repeats=5, calls=4, warmup=1) == pytest.approx(1.0)
+    assert recorded == [1] + [1, 2, 3, 1]  # a warm-up, then the recorded calls, inputs rotating
     assert found["copy_GBps"] == pytest.approx(2 * 512 / found["copy_ms"] / 1e6)
     assert harness.references(64, 8 * 64, 3, rows=4) is found  # cached
 

@@ -39,12 +39,12 @@ def kernel_names(max_log_n: int = 28, batch_rows: tuple[int, ...] = (1, 4096)) -
                 few_radix = SMALL_SPLIT_RADIX_LOG if small_batch_radix(log_n, 1, word // 8) else None
                 choices = {("4step", None, None), ("radix2", None, None), ("radix2", few_rows, None)}
                 choices.add(("radix2", few_rows, few_radix))
-                # merges of 60-bit-style words may read their last pass's twiddles in its order (ordered_last_pass)
-                orders = (False, True) if word == 64 and q != GOLDILOCKS else (False,)
+                # merges of 64-bit words may read their last pass's twiddles in its order (ordered_last_pass)
+                orders = (False, True) if word == 64 else (False,)
                 # batches of merge inverses may take their post factor from one table (post_one_table), and
                 # merges of few rows fewer columns per block (few_blocks_lanes)
                 posts = (False, True) if post_one_table(log_n, max(batch_rows), nega) else (False,)
-                lanes = {few_blocks_lanes(log_n, rows, word // 8, q == GOLDILOCKS) for rows in batch_rows}
+                lanes = {few_blocks_lanes(log_n, rows, word // 8) for rows in batch_rows}
                 for (algorithm, split, radix), ordered, post, lane in itertools.product(choices, orders, posts, lanes):
                     if (ordered or post or lane is not None) and algorithm != "radix2":
                         continue

@@ -160,21 +160,22 @@ def small_batch_radix(log_n: int, rows: int, word_bytes: int) -> int | None:
 
 # The last pass of a multi-pass merge transform reads its twiddles in its lanes' order (a table whose stages
 # of that pass are stored as hebatch.ntt.tables.last_pass_order) when it runs at least this many blocks, for
-# 64-bit moduli other than Goldilocks. Measured on an NVIDIA H100 80GB HBM3 on 2026-11-26 against the natural
-# order, same run (benchmarks/results/ntt-last-pass-order-ab-H100-80GB-HBM3-2026-11-26.json, final_runs): q60
-# forward / inverse 0.92x / 0.92x-0.93x at 2^14 x 1024 and 3840 rows, 0.88x / 0.90x at 2^16 x 256, 0.88x /
-# 0.95x at 2^17 x 128, 0.95x-0.97x at 2^21-2^26 (one row, 2048 blocks and more); BFV n16384 multiplication,
-# relinearization and rotation of 64 ciphertexts 0.94x-0.96x. With the order everywhere (the file's first
-# runs), one row of 2^20 (128 blocks, one per SM, each thread waiting on its own loads) ran 1.06x-1.11x
-# slower, and Goldilocks (a cheaper butterfly) moved by -3% to +4%: both keep the natural order.
+# 64-bit moduli. Measured on an NVIDIA H100 80GB HBM3 on 2026-11-26 against the natural order, same run
+# (benchmarks/results/ntt-last-pass-order-ab-H100-80GB-HBM3-2026-11-26.json, final_runs): q60 forward / inverse
+# 0.92x / 0.92x-0.93x at 2^14 x 1024 and 3840 rows, 0.88x / 0.90x at 2^16 x 256, 0.88x / 0.95x at 2^17 x 128,
+# 0.95x-0.97x at 2^21-2^26 (one row, 2048 blocks and more); BFV n16384 multiplication, relinearization and
+# rotation of 64 ciphertexts 0.94x-0.96x. With the order everywhere (the file's first runs), one row of 2^20 (128
+# blocks, one per SM, each thread waiting on its own loads) ran 1.06x-1.11x slower. Goldilocks, in device time
+# (graph-replayed calls; benchmarks/results/ntt-ordered-goldilocks-ab-H100-80GB-HBM3-2026-11-26.json): forward
+# 0.94x-0.98x at 2^14 x 1024, 2^16 x 256 and x 64, 2^17 x 128 and 2^21-2^26, inverse 0.97x-1.006x.
 # The order is a lane mode of its own (compiled apart): chosen at run time inside one kernel it cost 1-11%.
 ORDERED_LAST_PASS_MIN_BLOCKS = 512
 
 
-def ordered_last_pass(plan_passes, rows: int, n: int, goldilocks: bool) -> bool:
+def ordered_last_pass(plan_passes, rows: int, n: int) -> bool:
     """Whether `rows` transforms of n points with these GPU passes (a multi-pass merge) should read the last
     pass's twiddles in its lanes' order (ORDERED_LAST_PASS_MIN_BLOCKS)."""
-    if goldilocks or len(plan_passes) < 2:
+    if len(plan_passes) < 2:
         return False
     last = plan_passes[-1]
     return rows * (n >> (last.log_np + last.log_lanes)) >= ORDERED_LAST_PASS_MIN_BLOCKS
@@ -203,16 +204,19 @@ def post_one_table(log_n: int, rows: int, negacyclic: bool) -> bool:
 # benchmarks/results/ntt-recipe-sweep-mod60-H100-80GB-HBM3-2026-11-26.json): one row of 2^20 0.91x; 4 columns
 # everywhere was slower at 2^14 x 1024 (1.12x), 2^17 x 128 (1.04x), 2^22 (1.15x) and 2^24 (1.09x), whose passes
 # run 1024 blocks or more. The rule's A/B: benchmarks/results/ntt-few-blocks-lanes-ab-H100-80GB-HBM3-2026-11-26.json.
+# Goldilocks too, in device time (graph-replayed calls; benchmarks/results/ntt-few-blocks-goldilocks-ab-H100-80GB-
+# HBM3-2026-11-26.json): single rows of 2^17-2^20 0.79x-0.98x, two rows of 2^20 0.89x, the rest within 1%. (It had
+# been left out on stream timings of single rows, which that day's host time per call bounded.) A limit of 512 or
+# 1024 blocks moved nothing by more than 2%.
 FEW_BLOCKS_LANES_LOG = 2
 FEW_BLOCKS_MAX = 256  # blocks of a pass of the default recipe, at most
 
 
-def few_blocks_lanes(log_n: int, rows: int, word_bytes: int, goldilocks: bool = False) -> int | None:
+def few_blocks_lanes(log_n: int, rows: int, word_bytes: int) -> int | None:
     """log2 columns per block for `rows` multi-pass GPU merges of 2^log_n words whose passes would run at most
-    FEW_BLOCKS_MAX blocks each (FEW_BLOCKS_LANES_LOG), else None (the recipe's MULTI_PASS_LANES_LOG).
-    Goldilocks keeps 8 columns: its single rows of 2^17 and 2^20 ran 1.2x-1.3x slower with 4."""
+    FEW_BLOCKS_MAX blocks each (FEW_BLOCKS_LANES_LOG), else None (the recipe's MULTI_PASS_LANES_LOG)."""
     passes = gpu_passes("radix2", log_n, word_bytes)
-    if goldilocks or len(passes) < 2 or max(rows << (log_n - p.log_np - p.log_lanes) for p in passes) > FEW_BLOCKS_MAX:
+    if len(passes) < 2 or max(rows << (log_n - p.log_np - p.log_lanes) for p in passes) > FEW_BLOCKS_MAX:
         return None
     return FEW_BLOCKS_LANES_LOG
 

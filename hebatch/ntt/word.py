@@ -9,7 +9,6 @@ import numpy as np
 
 from ..backend import WordNTT, get
 from ..device import device_of
-from ..field import GOLDILOCKS
 from .plan import NTTPlan, make_plan
 from .recipes import (
     choose_algorithm,
@@ -39,16 +38,15 @@ def _plan_choice(args: TransformArgs, device: str, rows: int, word_bytes: int) -
         algorithm = choose_algorithm(device, log_n, rows, word_bytes)
     split = radix = lanes = None
     one_post = False
-    goldilocks = GOLDILOCKS in args.moduli
     if algorithm == "radix2" and device == "gpu":
         split = small_batch_split(log_n, rows, word_bytes)
         radix = small_batch_radix(log_n, rows, word_bytes)
         one_post = post_one_table(log_n, rows, args.negacyclic)
-        lanes = few_blocks_lanes(log_n, rows, word_bytes, goldilocks) if split is None else None
+        lanes = few_blocks_lanes(log_n, rows, word_bytes) if split is None else None
     choice = (args.n, args.moduli, args.roots, args.negacyclic, algorithm, split, radix)
     plan = make_plan(*choice, False, one_post, lanes)
     gpu_merge = algorithm == "radix2" and device == "gpu" and word_bytes == 8
-    if gpu_merge and ordered_last_pass(plan.gpu_passes(word_bytes), rows, args.n, goldilocks):
+    if gpu_merge and ordered_last_pass(plan.gpu_passes(word_bytes), rows, args.n):
         plan = make_plan(*choice, True, one_post, lanes)
     return plan
 
