@@ -102,9 +102,9 @@ def test_multi_pass(small_tiles, moduli, algorithm, negacyclic, inverse):
     assert seen == {2, 3}  # two- and three-pass recipes both covered
 
 
-def test_ordered_last_pass_where_enough_blocks_run():
-    """plan_for orders a GPU merge's last pass for 64-bit moduli (Goldilocks too) from ORDERED_LAST_PASS_MIN_BLOCKS
-    blocks on; one row of 2^20, one-pass sizes and the CPU keep the natural table."""
+def test_ordered_last_pass_of_every_multi_pass_merge():
+    """plan_for orders the last pass of every GPU merge of several passes over 64-bit words (Goldilocks too);
+    one-pass sizes, 32-bit words and the CPU keep the natural table."""
     import types
 
     from hebatch.ntt.validate import check_transform_args
@@ -112,19 +112,17 @@ def test_ordered_last_pass_where_enough_blocks_run():
 
     gpu, cpu = types.SimpleNamespace(name="gpu"), types.SimpleNamespace(name="cpu")
 
-    def plan(log_n, rows, q):
-        args = check_transform_args((1 << log_n,), np.uint64, q, negacyclic=True)
-        return plan_for(args, gpu, rows)
+    def plan(log_n, rows, q, dtype=np.uint64):
+        args = check_transform_args((1 << log_n,), dtype, q, negacyclic=True)
+        return plan_for(args, gpu, rows, dtype)
 
     q = hb.ntt_primes(60, 1 << 23, 1)[0]
-    assert plan(14, 1024, q).ordered_last and plan(22, 1, q).ordered_last and plan(16, 256, q).ordered_last
-    assert not plan(20, 1, q).ordered_last and not plan(12, 4096, q).ordered_last  # 128 blocks; one pass
-    assert plan(14, 1024, hb.GOLDILOCKS).ordered_last and not plan(20, 1, hb.GOLDILOCKS).ordered_last
+    for log_n, rows in ((14, 1024), (22, 1), (16, 256), (20, 1), (15, 1), (14, 1)):
+        assert plan(log_n, rows, q).ordered_last and plan(log_n, rows, hb.GOLDILOCKS).ordered_last, (log_n, rows)
+    assert not plan(12, 4096, q).ordered_last  # one pass
+    assert not plan(16, 256, hb.BABYBEAR, np.uint32).ordered_last
     args = check_transform_args((1 << 14,), np.uint64, q, negacyclic=True)
     assert not plan_for(args, cpu, 1024).ordered_last
-    last = plan(14, 1024, q).gpu_passes(8)[-1]
-    at_limit = recipes.ORDERED_LAST_PASS_MIN_BLOCKS >> (14 - last.log_np - last.log_lanes)
-    assert plan(14, at_limit, q).ordered_last and not plan(14, at_limit - 1, q).ordered_last
 
 
 def test_fused_product(small_tiles):
@@ -148,7 +146,7 @@ def test_two_level_twiddle_tables(monkeypatch, small_tiles):
 
 def test_merge_post_factor_from_one_table(monkeypatch, small_tiles):
     """A batch of merge inverses of up to 2^POST_ONE_TABLE_MAX_LOG points takes n^-1 psi^-j from one table of n
-    entries (exact through the kernel model); plan_for chooses it from POST_ONE_TABLE_MIN_ROWS rows."""
+    entries (exact through the kernel model); plan_for chooses it for negacyclic inverses of any row count."""
     import types
 
     from hebatch import arith
@@ -174,8 +172,7 @@ def test_merge_post_factor_from_one_table(monkeypatch, small_tiles):
     gpu = types.SimpleNamespace(name="gpu")
     args = check_transform_args((n,), np.uint64, Q60[0], negacyclic=True, algorithm="radix2")
     clear_plans()
-    assert plan_for(args, gpu, recipes.POST_ONE_TABLE_MIN_ROWS).post_one_table
-    assert not plan_for(args, gpu, recipes.POST_ONE_TABLE_MIN_ROWS - 1).post_one_table
+    assert plan_for(args, gpu, 1).post_one_table and plan_for(args, gpu, 64).post_one_table
     cyclic = check_transform_args((n,), np.uint64, Q60[0], negacyclic=False, algorithm="radix2")
     assert not plan_for(cyclic, gpu, 64).post_one_table  # n^-1 alone: one entry
 

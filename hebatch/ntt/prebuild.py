@@ -43,7 +43,7 @@ def kernel_names(max_log_n: int = 28, batch_rows: tuple[int, ...] = (1, 4096)) -
                 orders = (False, True) if word == 64 else (False,)
                 # batches of merge inverses may take their post factor from one table (post_one_table), and
                 # merges of few rows fewer columns per block (few_blocks_lanes)
-                posts = (False, True) if post_one_table(log_n, max(batch_rows), nega) else (False,)
+                posts = (False, True) if post_one_table(log_n, nega) else (False,)
                 lanes = {few_blocks_lanes(log_n, rows, word // 8) for rows in batch_rows}
                 for (algorithm, split, radix), ordered, post, lane in itertools.product(choices, orders, posts, lanes):
                     if (ordered or post or lane is not None) and algorithm != "radix2":

@@ -158,44 +158,41 @@ def small_batch_radix(log_n: int, rows: int, word_bytes: int) -> int | None:
     return SMALL_SPLIT_RADIX_LOG
 
 
-# The last pass of a multi-pass merge transform reads its twiddles in its lanes' order (a table whose stages
-# of that pass are stored as hebatch.ntt.tables.last_pass_order) when it runs at least this many blocks, for
-# 64-bit moduli. Measured on an NVIDIA H100 80GB HBM3 on 2026-11-26 against the natural order, same run
-# (benchmarks/results/ntt-last-pass-order-ab-H100-80GB-HBM3-2026-11-26.json, final_runs): q60 forward / inverse
-# 0.92x / 0.92x-0.93x at 2^14 x 1024 and 3840 rows, 0.88x / 0.90x at 2^16 x 256, 0.88x / 0.95x at 2^17 x 128,
-# 0.95x-0.97x at 2^21-2^26 (one row, 2048 blocks and more); BFV n16384 multiplication, relinearization and
-# rotation of 64 ciphertexts 0.94x-0.96x. With the order everywhere (the file's first runs), one row of 2^20 (128
-# blocks, one per SM, each thread waiting on its own loads) ran 1.06x-1.11x slower. Goldilocks, in device time
-# (graph-replayed calls; benchmarks/results/ntt-ordered-goldilocks-ab-H100-80GB-HBM3-2026-11-26.json): forward
-# 0.94x-0.98x at 2^14 x 1024, 2^16 x 256 and x 64, 2^17 x 128 and 2^21-2^26, inverse 0.97x-1.006x.
+# The last pass of a multi-pass merge transform of 64-bit words reads its twiddles in its lanes' order (a table
+# whose stages of that pass are stored as hebatch.ntt.tables.last_pass_order). Measured on an NVIDIA H100 80GB
+# HBM3 on 2026-11-26 against the natural order, same run (benchmarks/results/ntt-last-pass-order-ab-H100-80GB-
+# HBM3-2026-11-26.json, final_runs): q60 forward / inverse 0.92x / 0.92x-0.93x at 2^14 x 1024 and 3840 rows,
+# 0.88x / 0.90x at 2^16 x 256, 0.88x / 0.95x at 2^17 x 128, 0.95x-0.97x at 2^21-2^26; BFV n16384 multiplication,
+# relinearization and rotation of 64 ciphertexts 0.94x-0.96x. In device time (graph-replayed calls): Goldilocks
+# forward 0.94x-0.98x at 2^14 x 1024, 2^16 x 256 and x 64, 2^17 x 128 and 2^21-2^26, inverse 0.97x-1.006x
+# (ntt-ordered-goldilocks-ab-H100-80GB-HBM3-2026-11-26.json); passes of few blocks, single rows of 2^15-2^21 and
+# 2^20 x 2, 2^16 x 8: q60 0.95x-0.96x at 2^19, 0.98x-0.99x at 2^18 inverse and 2^20, the rest within 1%
+# (ntt-rules-device-time-ab-H100-80GB-HBM3-2026-11-26.json). Until then the order took 512 blocks a pass, set
+# on stream timings of one row of 2^20 that the host's time per call bounded.
 # The order is a lane mode of its own (compiled apart): chosen at run time inside one kernel it cost 1-11%.
-ORDERED_LAST_PASS_MIN_BLOCKS = 512
 
 
-def ordered_last_pass(plan_passes, rows: int, n: int) -> bool:
-    """Whether `rows` transforms of n points with these GPU passes (a multi-pass merge) should read the last
-    pass's twiddles in its lanes' order (ORDERED_LAST_PASS_MIN_BLOCKS)."""
-    if len(plan_passes) < 2:
-        return False
-    last = plan_passes[-1]
-    return rows * (n >> (last.log_np + last.log_lanes)) >= ORDERED_LAST_PASS_MIN_BLOCKS
+def ordered_last_pass(plan_passes) -> bool:
+    """Whether a GPU merge of 64-bit words with these passes reads its last pass's twiddles in its lanes' order:
+    every one of several passes."""
+    return len(plan_passes) > 1
 
 
 # The inverse of a merge transform multiplies output j by n^-1 psi^-j (negacyclic). Above 2^16 points that
-# factor is a product of two table entries (arith.SINGLE_LEVEL_MAX_LOG); for batches of at most 2^18 points it is
-# one table of n entries instead (4 MiB a limb), which the rows share from L2: one product per element fewer.
-# Measured on an NVIDIA H100 80GB HBM3 on 2026-11-26 (q60, inverse, three processes per side,
+# factor is a product of two table entries (arith.SINGLE_LEVEL_MAX_LOG); up to 2^18 points it is one table of n
+# entries instead (4 MiB a limb), which the rows share from L2: one product per element fewer. Measured on an
+# NVIDIA H100 80GB HBM3 on 2026-11-26 (q60, inverse, three processes per side,
 # benchmarks/results/ntt-post-one-table-ab-H100-80GB-HBM3-2026-11-26.json): 2^17 x 128 0.92x, 2^18 x 64 0.96x,
-# 2^17 x 8 1.00x; one row of 2^18 1.04x (its table read once from DRAM), so single rows keep two tables.
+# 2^17 x 8 1.00x. Few rows, in device time (graph-replayed calls; ntt-rules-device-time-ab-H100-80GB-HBM3-
+# 2026-11-26.json): q60 2^17 x 1 / x 2 / x 4 0.955x / 0.98x / 0.995x, 2^18 x 1 / x 2 / x 4 0.99x / 1.006x /
+# 1.012x; Goldilocks 0.95x-0.98x but 2^18 x 2 1.02x. (Single rows had kept two tables on stream timings of one
+# row of 2^18, 1.04x, that the host's time per call bounded.)
 POST_ONE_TABLE_MAX_LOG = 18
-POST_ONE_TABLE_MIN_ROWS = 8
 
 
-def post_one_table(log_n: int, rows: int, negacyclic: bool) -> bool:
-    """Whether `rows` GPU merge transforms of 2^log_n points take their inverse's post factor from one table."""
-    return (
-        negacyclic and arith.SINGLE_LEVEL_MAX_LOG < log_n <= POST_ONE_TABLE_MAX_LOG and rows >= POST_ONE_TABLE_MIN_ROWS
-    )
+def post_one_table(log_n: int, negacyclic: bool) -> bool:
+    """Whether GPU merge transforms of 2^log_n points take their inverse's post factor from one table."""
+    return negacyclic and arith.SINGLE_LEVEL_MAX_LOG < log_n <= POST_ONE_TABLE_MAX_LOG
 
 
 # Multi-pass merges that run few blocks: one row of 2^20 is two passes of 128 blocks (8 columns of 2^10

@@ -25,8 +25,8 @@ def plan_for(args: TransformArgs, backend: WordNTT, batch: int = 1, dtype=np.uin
     """The cached plan for validated arguments, resolving algorithm="auto" for this backend and the
     dtype it computes in, cutting GPU rows of a one-pass size into two merge passes where that is faster
     (with 8 elements per thread when they are few elements in all), ordering the twiddle table of a
-    GPU merge's last pass for its lanes where enough blocks run, taking a GPU merge inverse's post factor
-    from one table where enough rows share it, and fewer columns per block where a merge runs few blocks."""
+    GPU merge's last pass for its lanes, taking a GPU merge inverse's post factor from one table up to
+    2^18 points, and fewer columns per block where a merge runs few blocks."""
     return _plan_choice(args, backend.name, batch * args.limbs, np.dtype(dtype).itemsize)
 
 
@@ -41,12 +41,12 @@ def _plan_choice(args: TransformArgs, device: str, rows: int, word_bytes: int) -
     if algorithm == "radix2" and device == "gpu":
         split = small_batch_split(log_n, rows, word_bytes)
         radix = small_batch_radix(log_n, rows, word_bytes)
-        one_post = post_one_table(log_n, rows, args.negacyclic)
+        one_post = post_one_table(log_n, args.negacyclic)
         lanes = few_blocks_lanes(log_n, rows, word_bytes) if split is None else None
     choice = (args.n, args.moduli, args.roots, args.negacyclic, algorithm, split, radix)
     plan = make_plan(*choice, False, one_post, lanes)
     gpu_merge = algorithm == "radix2" and device == "gpu" and word_bytes == 8
-    if gpu_merge and ordered_last_pass(plan.gpu_passes(word_bytes), rows, args.n):
+    if gpu_merge and ordered_last_pass(plan.gpu_passes(word_bytes)):
         plan = make_plan(*choice, True, one_post, lanes)
     return plan
 
