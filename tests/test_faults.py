@@ -143,9 +143,8 @@ def test_ctrl_c_during_cli_ntt_then_rerun_gives_the_clean_bytes(tmp_path):
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(command.pid, signal.SIGKILL)
             command.wait()
-    if interrupted:
-        assert command.returncode != 0, stderr
-        assert dist.zarr_status(out)[0] < 64
+    if interrupted and command.returncode == 0:  # on a busy machine the last chunks can finish before the signal
+        assert dist.zarr_status(out) == (64, 64), stderr
     rerun = run(_hebatch("ntt", tmp_path / "in.npy", out, *options))
     assert rerun.returncode == 0, rerun.stderr
     assert dist.zarr_status(out) == (64, 64)
