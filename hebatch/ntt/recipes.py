@@ -167,8 +167,9 @@ def small_batch_radix(log_n: int, rows: int, word_bytes: int) -> int | None:
 # forward 0.94x-0.98x at 2^14 x 1024, 2^16 x 256 and x 64, 2^17 x 128 and 2^21-2^26, inverse 0.97x-1.006x
 # (ntt-ordered-goldilocks-ab-H100-80GB-HBM3-2026-11-26.json); passes of few blocks, single rows of 2^15-2^21 and
 # 2^20 x 2, 2^16 x 8: q60 0.95x-0.96x at 2^19, 0.98x-0.99x at 2^18 inverse and 2^20, the rest within 1%
-# (ntt-rules-device-time-ab-H100-80GB-HBM3-2026-11-26.json). Until then the order took 512 blocks a pass, set
-# on stream timings of one row of 2^20 that the host's time per call bounded.
+# (ntt-rules-device-time-ab-H100-80GB-HBM3-2026-11-26.json). Until then the order took 512 blocks a pass and
+# left Goldilocks out: with 8 columns per block, one row of 2^20 (128 blocks) had read 1.06x-1.11x slower in
+# streams of calls, and Goldilocks -3% to +4%.
 # The order is a lane mode of its own (compiled apart): chosen at run time inside one kernel it cost 1-11%.
 
 
