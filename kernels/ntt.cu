@@ -36,6 +36,8 @@ enum LaneMode {
     LANES_BITREV = 3,     // lanes are o = bitrev(v), v consecutive; output base = v (merge last pass)
     LANES_BITREV_ORDERED = 4,  // the same, its table stages holding group o 2^t + r at r 2^s0 + v
                                // (hebatch.ntt.tables.last_pass_order): neighbouring lanes read neighbouring entries
+    LANES_BITREV_ORDERED_PAIRED = 5,  // the same, the transform's last stage reading its even groups' entries
+                                      // only (ntt_steps, PAIRED)
 };
 
 // How a pass gets a power of a root: not at all, from one lookup table, or as the product of two (high, low).
@@ -99,10 +101,15 @@ __device__ __forceinline__ int swizzle(int x) { return x ^ (((x >> 4) ^ (x >> 8)
 // then the next step. Step 0 covers the top R0 stages; every later step covers LOG_R stages.
 // h: the global index bits above the pass (o of a merge pass, 0 for others), or, when ORDERED
 // (LANES_BITREV_ORDERED), the lane's v, the table's stages of this pass being in the last pass's order.
-template <class A, int LOG_NP, int LOG_LANES, int LOG_R, bool ORDERED, int STEP>
+// PAIRED (LANES_BITREV_ORDERED_PAIRED, a merge's last pass, whose last stage is the transform's): that stage's
+// odd groups 2k + 1 take the twiddle of group 2k times a constant, `pair` (entry 0 of the merge table, see
+// merge_table), so the thread multiplies its odd butterflies' second inputs by it and reads half of that stage's
+// entries: half of the table's bytes, for one more product per two butterflies of the stage. The plan chooses it
+// where each row reads the table from device memory (hebatch.ntt.recipes.paired_last_stage).
+template <class A, int LOG_NP, int LOG_LANES, int LOG_R, bool ORDERED, bool PAIRED, int STEP>
 __device__ __forceinline__ void ntt_steps(typename A::T (&x)[1 << LOG_R], typename A::T* smem, int lane, int tg,
                                           const typename A::Tw* __restrict__ table, int s0, long long h,
-                                          const A& arith) {
+                                          const typename A::Tw& pair, const A& arith) {
     constexpr int NP = 1 << LOG_NP;
     constexpr int R = 1 << LOG_R;
     constexpr int LOG_G = LOG_NP - LOG_R;
@@ -148,10 +155,20 @@ __device__ __forceinline__ void ntt_steps(typename A::T (&x)[1 << LOG_R], typena
                 table + ((1ll << (s0 + st)) | (ORDERED ? ((long long)g_hi << (u + s0)) | h
                                                        : (h << st) | ((long long)g_hi << u)));
             typename A::Tw w;
+            // the transform's last stage (a step of at least two stages, so that half is 1, b = j and the
+            // groups 2k, 2k + 1 are one thread's)
+            const bool paired = PAIRED && STEP == STEPS - 1 && u == stages - 1 && stages > 1;
 #pragma unroll
             for (int b = 0; b < R / 2; ++b) {  // constant trip counts keep x in registers
                 const int j = b / half, e = j * 2 * half + (b % half);
-                if (b % half == 0) w = stage_tw[ORDERED ? (long long)j << s0 : j];
+                if (paired) {
+                    if (j & 1)
+                        x[e + half] = arith.mul_tw(x[e + half], pair);
+                    else
+                        w = stage_tw[ORDERED ? (long long)j << s0 : j];
+                } else if (b % half == 0) {
+                    w = stage_tw[ORDERED ? (long long)j << s0 : j];
+                }
                 // A::ALTERNATE_STAGES: every other stage without the reduction, counted from the pass's last
                 if constexpr (A::ALTERNATE_STAGES) {
                     if ((LOG_NP - 1 - st) & 1)
@@ -163,7 +180,8 @@ __device__ __forceinline__ void ntt_steps(typename A::T (&x)[1 << LOG_R], typena
                 }
             }
         }
-        ntt_steps<A, LOG_NP, LOG_LANES, LOG_R, ORDERED, STEP + 1>(x, smem, lane, tg, table, s0, h, arith);
+        ntt_steps<A, LOG_NP, LOG_LANES, LOG_R, ORDERED, PAIRED, STEP + 1>(x, smem, lane, tg, table, s0, h, pair,
+                                                                         arith);
     }
 }
 
@@ -193,7 +211,8 @@ __global__ void __launch_bounds__((1 << (LOG_NP + LOG_LANES - LOG_R)),
     ntt_pass(const typename A::T* __restrict__ in, const typename A::T* __restrict__ in2,
              typename A::T* __restrict__ out, KERNEL_PARAMS NttPassParams<typename A::Tw> prm) {
     static_assert((1 << (LOG_NP + LOG_LANES - LOG_R)) <= NTT_MAX_THREADS, "more threads than a block may have");
-    static_assert(LANE_MODE >= LANES_ALONG_I && LANE_MODE <= LANES_BITREV_ORDERED, "LANE_MODE: one of enum LaneMode");
+    static_assert(LANE_MODE >= LANES_ALONG_I && LANE_MODE <= LANES_BITREV_ORDERED_PAIRED,
+                  "LANE_MODE: one of enum LaneMode");
     static_assert(TW_MODE >= TABLES_NONE && TW_MODE <= TABLES_TWO && POST_MODE >= TABLES_NONE &&
                       POST_MODE <= TABLES_TWO,
                   "TW_MODE, POST_MODE: one of enum TableMode");
@@ -256,7 +275,7 @@ __global__ void __launch_bounds__((1 << (LOG_NP + LOG_LANES - LOG_R)),
             // o = (group of LANES values of o / d, lane) d + the tile's remainder mod d
             o = ((long long)(t >> d_bits) * LANES + lane) * digit_d + (t & (digit_d - 1));
             out_base = row * n + (o >> d_bits) + digit_m * (o & (digit_d - 1));
-        } else {  // LANES_BITREV, LANES_BITREV_ORDERED
+        } else {  // LANES_BITREV, LANES_BITREV_ORDERED(_PAIRED)
             lane_v = (long long)t * LANES + lane;
             o = log_do ? (long long)(__brevll((u64)lane_v) >> (64 - log_do)) : 0;
             out_base = row * n + lane_v;
@@ -268,7 +287,7 @@ __global__ void __launch_bounds__((1 << (LOG_NP + LOG_LANES - LOG_R)),
     const Tw* table = tw + limb * tw_stride;
     // merge passes: the global index bits above this pass select the table entries (LANES_BITREV_ORDERED: in the
     // last pass's order, by v; see ntt_steps)
-    constexpr bool ORDERED = LANE_MODE == LANES_BITREV_ORDERED;
+    constexpr bool ORDERED = LANE_MODE == LANES_BITREV_ORDERED || LANE_MODE == LANES_BITREV_ORDERED_PAIRED;
     const long long h = ORDERED ? lane_v : (use_h ? o : 0);
 
     T x[R];
@@ -288,7 +307,12 @@ __global__ void __launch_bounds__((1 << (LOG_NP + LOG_LANES - LOG_R)),
         }
     }
 
-    ntt_steps<A, LOG_NP, LOG_LANES, LOG_R, ORDERED, 0>(x, smem, lane, tg, table, s0, h, arith);
+    // a merge's last pass ends with the transform's last stage, whose odd groups' twiddles are the even ones'
+    // times table[0] (merge_table)
+    constexpr bool PAIRED = LAST && LANE_MODE == LANES_BITREV_ORDERED_PAIRED;
+    typename A::Tw pair{};
+    if constexpr (PAIRED) pair = table[0];
+    ntt_steps<A, LOG_NP, LOG_LANES, LOG_R, ORDERED, PAIRED, 0>(x, smem, lane, tg, table, s0, h, pair, arith);
 
     if (!active) return;
 
@@ -366,7 +390,8 @@ __device__ __forceinline__ u64 table_companion<Goldilocks>(u64, u64) {
 // of stage s = floor(log2 k) and group i = k - 2^s (from position k - 2^s = r 2^b + v when s >= b = last_bits:
 // i = bitrev_b(v) 2^(s - b) + r, tables.last_pass_order) is root^E with E = (mult brv_s(i) + add) << (log_n - 1 - s)
 // (forward negacyclic: mult 2, add 1; cyclic: 1, 0), E < N = mask + 1, root^E = high[E >> bits] *
-// low[E & (2^bits - 1)]; entry 0 is 1. Each entry carries its Shoup companion.
+// low[E & (2^bits - 1)]; entry 0 is the last stage's ratio of odd to even groups' entries (1 below 4 points).
+// Each entry carries its Shoup companion.
 template <class A>
 __global__ void merge_table(typename A::Tw* __restrict__ out, KERNEL_PARAMS MergeTableParams<typename A::Tw> prm) {
     const A arith(prm.consts[0]);
@@ -374,7 +399,13 @@ __global__ void merge_table(typename A::Tw* __restrict__ out, KERNEL_PARAMS Merg
     for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x; k < prm.count;
          k += (long long)gridDim.x * blockDim.x) {
         u64 w = 1;
-        if (k > 0) {
+        if (k == 0 && prm.log_n >= 2) {
+            // entry 0 (no stage's): the ratio of the last stage's entries of odd groups 2k + 1 to those of
+            // groups 2k, E(2k + 1) - E(2k) = mult 2^(log_n - 2) (bitrev_(log_n - 1)(2k + 1) is that of 2k plus
+            // 2^(log_n - 2)); the last merge pass reads it instead of half of that stage (ntt_steps, PAIRED)
+            const u64 e = (prm.mult << (prm.log_n - 2)) & prm.mask;
+            w = arith.reduce(arith.mul_tw(prm.high[e >> prm.bits].w, prm.low[e & ((1ull << prm.bits) - 1)]));
+        } else if (k > 0) {
             const int s = 63 - __clzll(k);
             const int b = prm.last_bits;
             u64 i = (u64)k - (1ull << s);

@@ -149,8 +149,9 @@ def emulate_pass(ln, src, in2, dst, prm, memory, arith_kind):
     ar = Arith(arith_kind, q, consts["mu"][limb].astype(U64), consts["m"][limb].astype(U64))
     sub = table("tw", "tw_stride")
     # a merge's last pass may read its stages in that pass's order (tables.last_pass_order), by its lanes' v
-    last_order = mode == LANE_MODES["bitrev_ordered"]
+    last_order = mode in (LANE_MODES["bitrev_ordered"], LANE_MODES["bitrev_ordered_paired"])
     h = (v if last_order else o) if use_h else np.zeros(T, dtype=np.int64)
+    paired_pass = last and mode == LANE_MODES["bitrev_ordered_paired"]
 
     x = []
     for e in range(R):
@@ -186,8 +187,14 @@ def emulate_pass(ln, src, in2, dst, prm, memory, arith_kind):
         for u in range(stages):
             half = R >> (u + 1)
             st = s + u
+            # a merge's last pass: the transform's last stage reads the even groups' entries, and the odd groups
+            # multiply by entry 0 first (the ratio of the two, tables.merge_table)
+            paired = paired_pass and step == steps - 1 and u == stages - 1 and stages > 1
             for b in range(R // 2):
                 j, e = b // half, (b // half) * 2 * half + (b % half)
+                if paired and j & 1:
+                    x[e + half] = ar.mul_tw(x[e + half], sub[limb, 0, 0].astype(U64), sub[limb, 0, 1].astype(U64))
+                    j -= 1
                 r = (g_hi << u) | j
                 idx = (1 << (s0 + st)) | ((r << s0) | h if last_order else (h << st) | r)
                 assert (idx < sub.shape[1]).all()

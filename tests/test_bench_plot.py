@@ -39,7 +39,7 @@ def test_series_has_references_beside_each_case():
         and r["modulus"] == "q60"
     )
     assert dict(measured["q60 negacyclic"])[4096 * 4096] == row["ms"]
-    final = json.loads((RESULTS / "ntt-H100-80GB-HBM3-2026-11-26-final7.json").read_text())
+    final = json.loads((RESULTS / "ntt-H100-80GB-HBM3-2026-11-26-final8.json").read_text())
     assert any(r.get("check") for r in final["results"])
     assert "q60" not in series(final)[2]  # the rows that time the entry check are not a series of their own
     copy = dict(refs["device copy, same bytes"])[4096 * 4096]

@@ -28,13 +28,24 @@ def cpu_reference(x3, moduli, n, negacyclic, inverse):
 
 
 def run_case(
-    moduli, log_n, batch, algorithm, negacyclic, inverse, dtype=np.uint64, fuse=False, split=None, ordered_last=False
+    moduli,
+    log_n,
+    batch,
+    algorithm,
+    negacyclic,
+    inverse,
+    dtype=np.uint64,
+    fuse=False,
+    split=None,
+    ordered_last=False,
+    paired_last=False,
 ):
     n = 1 << log_n
     rng = np.random.default_rng()
     x3 = np.stack([random_residues(rng, q, (batch, n), dtype) for q in moduli], axis=1)
     roots = tuple(default_root(q, n, negacyclic) for q in moduli)
-    plan = make_plan(n, tuple(moduli), roots, negacyclic, algorithm, split, None, ordered_last)
+    args = (split, None, ordered_last, False, None, paired_last)
+    plan = make_plan(n, tuple(moduli), roots, negacyclic, algorithm, *args)
     plan.cache.clear()
     in2 = None
     if fuse:
@@ -93,12 +104,16 @@ def test_single_pass(moduli, negacyclic, inverse):
 def test_multi_pass(small_tiles, moduli, algorithm, negacyclic, inverse):
     dtype = np.uint32 if moduli[0] < 2**31 else np.uint64
     seen = set()
+    # (ordered_last, paired_last): the last pass's table order, and reading half of the last stage
+    variants = ((False, False), (True, False), (True, True)) if algorithm == "radix2" else ((False, False),)
     for log_n in (6, 9, 11, 13):
-        for ordered_last in (False, True) if algorithm == "radix2" else (False,):
-            launches = run_case(moduli, log_n, 2, algorithm, negacyclic, inverse, dtype, ordered_last=ordered_last)
+        for ordered_last, paired in variants:
+            order = dict(ordered_last=ordered_last, paired_last=paired)
+            launches = run_case(moduli, log_n, 2, algorithm, negacyclic, inverse, dtype, **order)
             seen.add(len(launches))
-            ordered = launches[-1].template[4] == LANE_MODES["bitrev_ordered"]
-            assert ordered == ordered_last  # the last pass reads the ordered table
+            mode = launches[-1].template[4]
+            modes = {(True, False): "bitrev_ordered", (True, True): "bitrev_ordered_paired"}
+            assert (mode == LANE_MODES[modes[ordered_last, paired]]) if ordered_last else mode not in (4, 5)
     assert seen == {2, 3}  # two- and three-pass recipes both covered
 
 
@@ -120,6 +135,15 @@ def test_ordered_last_pass_of_every_multi_pass_merge():
     for log_n, rows in ((14, 1024), (22, 1), (16, 256), (20, 1), (15, 1), (14, 1)):
         assert plan(log_n, rows, q).ordered_last and plan(log_n, rows, hb.GOLDILOCKS).ordered_last, (log_n, rows)
     assert not plan(12, 4096, q).ordered_last  # one pass
+    # one large row per limb reads half of the last stage; rows sharing the table from L2 read it whole
+    big = recipes.PAIRED_MIN_LOG_N
+    assert plan(big + 2, 1, q).paired_last and plan(big, 1, hb.GOLDILOCKS).paired_last
+    assert not plan(big - 1, 1, q).paired_last and not plan(14, 1024, q).paired_last and not plan(big, 2, q).paired_last
+    rns = check_transform_args((2, 1 << big), np.uint64, [q, hb.ntt_primes(60, 1 << 23, 2)[1]], negacyclic=True)
+    assert plan_for(rns, gpu, 1).paired_last and not plan_for(rns, gpu, 2).paired_last  # rows per limb
+    with pytest.raises(ValueError, match="paired_last"):  # without the ordered table
+        root = default_root(q, 1 << 14, True)
+        make_plan(1 << 14, (q,), (root,), True, "radix2", None, None, False, False, None, True)
     assert not plan(16, 256, hb.BABYBEAR, np.uint32).ordered_last
     args = check_transform_args((1 << 14,), np.uint64, q, negacyclic=True)
     assert not plan_for(args, cpu, 1024).ordered_last

@@ -31,6 +31,7 @@ LANE_ENUM = {
     "row": "LANES_ALONG_ROW",
     "bitrev": "LANES_BITREV",
     "bitrev_ordered": "LANES_BITREV_ORDERED",
+    "bitrev_ordered_paired": "LANES_BITREV_ORDERED_PAIRED",
 }
 TABLE_ENUM = {"none": "TABLES_NONE", "one": "TABLES_ONE", "two": "TABLES_TWO"}
 

@@ -152,16 +152,18 @@ ORDERED_CASES = [
 
 
 @pytest.mark.parametrize(
-    "moduli,dtype,log_n,negacyclic,algorithm,split,radix,ordered",
-    [c + (False,) for c in CASES] + [c + (True,) for c in ORDERED_CASES],
+    "moduli,dtype,log_n,negacyclic,algorithm,split,radix,ordered,paired",
+    [c + (False, False) for c in CASES]
+    + [c + (True, False) for c in ORDERED_CASES]
+    + [c + (True, True) for c in ORDERED_CASES],  # and the last stage read half (LANES_BITREV_ORDERED_PAIRED)
 )
 def test_ntt_pass_on_host_threads_matches_cpu(
-    backend, moduli, dtype, log_n, negacyclic, algorithm, split, radix, ordered
+    backend, moduli, dtype, log_n, negacyclic, algorithm, split, radix, ordered, paired
 ):
     rng = np.random.default_rng()
     n = 1 << log_n
     roots = tuple(default_root(q, n, negacyclic) for q in moduli)
-    plan = make_plan(n, moduli, roots, negacyclic, algorithm, split, radix, ordered)
+    plan = make_plan(n, moduli, roots, negacyclic, algorithm, split, radix, ordered, False, None, paired)
     assert (plan.merge_last_bits(8 * np.dtype(dtype).itemsize) > 0) == ordered
     passes = plan.gpu_passes(np.dtype(dtype).itemsize)
     assert all(p.log_r == min(radix or recipes.RADIX_LOG, p.log_np) for p in passes)
@@ -232,6 +234,25 @@ def test_merge_table_on_host_threads_matches_host_tables(backend, q, log_n):
                 assert (got == want).all(), (negacyclic, inverse, last_bits)
     with pytest.raises(ValueError, match="last_bits"):
         backend.merge_table(q, root, n, False, last_bits=log_n)
+
+
+@pytest.mark.parametrize("q", [Q60[0], GOLDILOCKS, BABYBEAR])
+def test_merge_table_entry_zero_is_the_last_stage_pair_ratio(q):
+    """Entry 0 of a merge table (no stage's) is c with entry(2k + 1) = entry(2k) c over the last stage's groups, in
+    both directions, both orders and either table layout: the last merge pass reads the even entries only."""
+    from hebatch.ntt import tables
+
+    for log_n in (2, 3, 9):
+        n, h = 1 << log_n, 1 << (log_n - 1)
+        for negacyclic in (False, True):
+            root = default_root(q, n, negacyclic)
+            for inverse in (False, True):
+                natural = tables.merge_table(q, root, n, negacyclic, inverse, 64)
+                for last_bits in {0, 1, log_n - 1}:
+                    c = int(tables.merge_table(q, root, n, negacyclic, inverse, 64, last_bits)[0, 0])
+                    for k in range(h // 2):
+                        assert int(natural[h + 2 * k + 1, 0]) == int(natural[h + 2 * k, 0]) * c % q, (log_n, k)
+    assert int(tables.merge_table(q, default_root(q, 2, False), 2, False, False, 64)[0, 0]) == 1  # no pairs
 
 
 def test_last_pass_order_is_the_lanes_order():

@@ -58,7 +58,12 @@ def transform_launches(
                 keep_positions=0 if last else 1,
             )
             # the last pass's lanes are bit-reversed; its table stages in its order where the plan says so
-            mode = ("bitrev_ordered" if plan.merge_last_bits(word_bits) else "bitrev") if last else "i"
+            if not last:
+                mode = "i"
+            elif plan.merge_last_bits(word_bits):
+                mode = "bitrev_ordered_paired" if plan.paired_last else "bitrev_ordered"
+            else:
+                mode = "bitrev"
         elif last:  # output base of o = k1 n2 + k2 is k1 + n1 k2 (three passes); o (two passes)
             first = 1 << passes[0].log_np
             geom.update(d_o=d_before, digit_d=d_before // first if len(passes) == 3 else 1, digit_m=first)

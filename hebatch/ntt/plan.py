@@ -41,6 +41,8 @@ class NTTPlan:
     post_one_table: bool = False
     # log2 columns per block of GPU multi-pass transforms; None: the recipe's (recipes.few_blocks_lanes)
     lanes_log: int | None = None
+    # GPU merge with ordered_last: the last stage reads its even groups' entries only (recipes.paired_last_stage)
+    paired_last: bool = False
     cache: dict = field(default_factory=dict, repr=False)
 
     @property
@@ -211,6 +213,7 @@ def make_plan(
     ordered_last: bool = False,
     post_one_table: bool = False,
     lanes_log: int | None = None,
+    paired_last: bool = False,
 ) -> NTTPlan:
     """The cached plan for these (already validated) arguments; `algorithm` is resolved."""
     if split is not None and split[0] * split[1] != n:
@@ -221,4 +224,8 @@ def make_plan(
         raise ValueError(f"post_one_table needs a merge transform of at most 2^{recipes.POST_ONE_TABLE_MAX_LOG} points")
     if lanes_log is not None and not 0 <= lanes_log <= recipes.MULTI_PASS_LANES_LOG:
         raise ValueError(f"lanes_log must be in 0..{recipes.MULTI_PASS_LANES_LOG}, got {lanes_log}")
-    return NTTPlan(n, moduli, roots, negacyclic, algorithm, split, radix_log, ordered_last, post_one_table, lanes_log)
+    if paired_last and not (ordered_last and algorithm == "radix2"):
+        raise ValueError("paired_last needs a merge transform with ordered_last")
+    return NTTPlan(
+        n, moduli, roots, negacyclic, algorithm, split, radix_log, ordered_last, post_one_table, lanes_log, paired_last
+    )

@@ -18,7 +18,14 @@ from ..backend import arith_name, define_options, kernel_dir, source_digest
 from ..field import BABYBEAR, GOLDILOCKS, default_root, ntt_primes
 from .launch import transform_launches
 from .plan import make_plan
-from .recipes import SMALL_SPLIT_RADIX_LOG, few_blocks_lanes, post_one_table, small_batch_radix, small_batch_split
+from .recipes import (
+    SMALL_SPLIT_RADIX_LOG,
+    few_blocks_lanes,
+    paired_last_stage,
+    post_one_table,
+    small_batch_radix,
+    small_batch_split,
+)
 
 ARITHS = ("Mod60", "Mod64", "Goldilocks", "Mod32")
 
@@ -45,11 +52,14 @@ def kernel_names(max_log_n: int = 28, batch_rows: tuple[int, ...] = (1, 4096)) -
                 # merges of few rows fewer columns per block (few_blocks_lanes)
                 posts = (False, True) if post_one_table(log_n, nega) else (False,)
                 lanes = {few_blocks_lanes(log_n, rows, word // 8) for rows in batch_rows}
-                for (algorithm, split, radix), ordered, post, lane in itertools.product(choices, orders, posts, lanes):
-                    if (ordered or post or lane is not None) and algorithm != "radix2":
+                # ordered last passes of one large row per limb read half of the last stage (paired_last_stage)
+                pairs = (False, True) if paired_last_stage(log_n, 1) else (False,)
+                options = itertools.product(choices, orders, posts, lanes, pairs)
+                for (algorithm, split, radix), ordered, post, lane, paired in options:
+                    if ((ordered or post or lane is not None) and algorithm != "radix2") or (paired and not ordered):
                         continue
                     root = default_root(q, n, nega)
-                    plan = make_plan(n, (q,), (root,), nega, algorithm, split, radix, ordered, post, lane)
+                    plan = make_plan(n, (q,), (root,), nega, algorithm, split, radix, ordered, post, lane, paired)
                     for inverse in (False, True):
                         modes = [dict(tw_mode=t, post_mode=p) for t, p in plan.gpu_pass_modes(inverse, word)]
                         for fuse in (False, True) if inverse else (False,):

@@ -14,6 +14,7 @@ from .recipes import (
     choose_algorithm,
     few_blocks_lanes,
     ordered_last_pass,
+    paired_last_stage,
     post_one_table,
     small_batch_radix,
     small_batch_split,
@@ -25,8 +26,9 @@ def plan_for(args: TransformArgs, backend: WordNTT, batch: int = 1, dtype=np.uin
     """The cached plan for validated arguments, resolving algorithm="auto" for this backend and the
     dtype it computes in, cutting GPU rows of a one-pass size into two merge passes where that is faster
     (with 8 elements per thread when they are few elements in all), ordering the twiddle table of a
-    GPU merge's last pass for its lanes, taking a GPU merge inverse's post factor from one table up to
-    2^18 points, and fewer columns per block where a merge runs few blocks."""
+    GPU merge's last pass for its lanes (and, for one large row per limb, reading half of its last stage),
+    taking a GPU merge inverse's post factor from one table up to 2^18 points, and fewer columns per block
+    where a merge runs few blocks."""
     return _plan_choice(args, backend.name, batch * args.limbs, np.dtype(dtype).itemsize)
 
 
@@ -47,7 +49,7 @@ def _plan_choice(args: TransformArgs, device: str, rows: int, word_bytes: int) -
     plan = make_plan(*choice, False, one_post, lanes)
     gpu_merge = algorithm == "radix2" and device == "gpu" and word_bytes == 8
     if gpu_merge and ordered_last_pass(plan.gpu_passes(word_bytes)):
-        plan = make_plan(*choice, True, one_post, lanes)
+        plan = make_plan(*choice, True, one_post, lanes, paired_last_stage(log_n, rows // args.limbs))
     return plan
 
 
