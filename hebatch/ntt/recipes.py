@@ -182,20 +182,22 @@ def ordered_last_pass(plan_passes) -> bool:
 # The transform's last stage holds half of a merge table's entries, and its odd groups' twiddles are the even ones'
 # times one constant (tables.merge_table's entry 0): the last pass may read the even entries only and multiply
 # its odd butterflies' inputs by the constant (LANES_BITREV_ORDERED_PAIRED). That pays where each row reads a
-# large table from device memory: one row per limb, from 2^PAIRED_MIN_LOG_N points. Measured on an NVIDIA H100
-# 80GB HBM3 on 2026-11-26, device time (graph-replayed calls, alternating processes;
+# large table from device memory: from 2^PAIRED_MIN_LOG_N points, up to PAIRED_MAX_BATCH rows per limb. Measured
+# on an NVIDIA H100 80GB HBM3 on 2026-11-26, device time (graph-replayed calls;
 # benchmarks/results/ntt-paired-last-stage-ab-H100-80GB-HBM3-2026-11-26.json): q60 single rows of 2^20 / 2^22 /
 # 2^24 / 2^26 / 2^28 0.945x / 0.961x / 0.960x / 0.952x / 0.980x forward and 0.951x / 0.973x / 0.983x / 0.981x /
-# 0.989x inverse, Goldilocks 2^22-2^24 0.975x-1.001x. With every merge paired, batches (whose rows share a table
-# from L2) ran 0.99x-1.04x, and BFV n16384 decryption (7 rows of 2^14, one per limb, a latency-bound chain of
-# small launches) 1.13x-1.27x: both keep the full stage.
+# 0.989x inverse, Goldilocks 2^22-2^24 0.975x-1.001x; 2^20 x 2 / x 4 0.97x / 0.98x-1.00x, 2^22 x 2 and x 4 0.95x-0.97x,
+# 2^24 x 2 0.95x / 0.98x. Single rows of 2^16-2^19 1.00x-1.02x; batches whose rows share a table from L2 (2^14 x
+# 1024, 2^16 x 256, 2^17 x 128, 2^18 x 8) 0.99x-1.04x, and BFV n16384 decryption (7 rows of 2^14, one per limb)
+# 1.13x-1.27x: they keep the full stage. Larger batches of 2^20 points and more were not measured.
 PAIRED_MIN_LOG_N = 20
+PAIRED_MAX_BATCH = 4
 
 
 def paired_last_stage(log_n: int, batch: int) -> bool:
     """Whether a multi-pass GPU merge (with ordered_last) of `batch` rows of 2^log_n points per limb reads only
     the even groups' entries of the transform's last stage."""
-    return batch == 1 and log_n >= PAIRED_MIN_LOG_N
+    return batch <= PAIRED_MAX_BATCH and log_n >= PAIRED_MIN_LOG_N
 
 
 # The inverse of a merge transform multiplies output j by n^-1 psi^-j (negacyclic). Above 2^16 points that
