@@ -398,22 +398,21 @@ __global__ void merge_table(typename A::Tw* __restrict__ out, KERNEL_PARAMS Merg
     const u64 q = prm.consts[0].q;
     for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x; k < prm.count;
          k += (long long)gridDim.x * blockDim.x) {
-        u64 w = 1;
-        if (k == 0 && prm.log_n >= 2) {
+        u64 e = 0;  // the exponent of the entry's power of root (entry 0 below 4 points: 1)
+        if (k == 0) {
             // entry 0 (no stage's): the ratio of the last stage's entries of odd groups 2k + 1 to those of
             // groups 2k, E(2k + 1) - E(2k) = mult 2^(log_n - 2) (bitrev_(log_n - 1)(2k + 1) is that of 2k plus
             // 2^(log_n - 2)); the last merge pass reads it instead of half of that stage (ntt_steps, PAIRED)
-            const u64 e = (prm.mult << (prm.log_n - 2)) & prm.mask;
-            w = arith.reduce(arith.mul_tw(prm.high[e >> prm.bits].w, prm.low[e & ((1ull << prm.bits) - 1)]));
-        } else if (k > 0) {
+            if (prm.log_n >= 2) e = (prm.mult << (prm.log_n - 2)) & prm.mask;
+        } else {
             const int s = 63 - __clzll(k);
             const int b = prm.last_bits;
             u64 i = (u64)k - (1ull << s);
             if (b > 0 && s >= b) i = ((__brevll(i & ((1ull << b) - 1)) >> (64 - b)) << (s - b)) | (i >> b);
             const u64 j = s ? __brevll(i) >> (64 - s) : 0;
-            const u64 e = ((prm.mult * j + prm.add) << (prm.log_n - 1 - s)) & prm.mask;
-            w = arith.reduce(arith.mul_tw(prm.high[e >> prm.bits].w, prm.low[e & ((1ull << prm.bits) - 1)]));
+            e = ((prm.mult * j + prm.add) << (prm.log_n - 1 - s)) & prm.mask;
         }
+        const u64 w = arith.reduce(arith.mul_tw(prm.high[e >> prm.bits].w, prm.low[e & ((1ull << prm.bits) - 1)]));
         typename A::Tw entry;
         entry.w = w;
         entry.wq = table_companion<A>(w, q);
