@@ -172,6 +172,26 @@ def test_large_inputs_run_directly_and_graphs_are_bounded():
     assert len(recorded) == 2
 
 
+def test_large_constants_run_directly_small_inputs_with_a_large_key_replay():
+    """The inputs' and the constants' sizes have limits of their own: a small batch with a key above the inputs'
+    limit (as n32768's key-switching keys are) is recorded; a key above the constants' limit is not."""
+    fake = FakeCuda()
+    rep = GraphReplayer(max_input_bytes=64, max_constant_bytes=256, cupy=fake)
+
+    def fn(x, k):  # x * 3 + sum(k), one launch
+        out = np.empty_like(x)
+        fake.launch(lambda: np.copyto(out, x * 3 + k.sum()))
+        return out
+
+    x, key, huge = np.arange(1, 5, dtype=np.uint64), np.arange(16, dtype=np.uint64), np.zeros(40, dtype=np.uint64)
+    for _ in range(3):
+        rep("affine", fn, (x,), (key,), (key,))
+    assert rep.replays == 1
+    for _ in range(3):
+        rep("affine", fn, (x,), (huge,), (huge,))
+    assert rep.replays == 1
+
+
 def test_graph_memory_is_bounded():
     fake = FakeCuda()
     sizes = iter([300, 300, 300])

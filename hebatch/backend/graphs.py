@@ -103,19 +103,27 @@ class _Recorded:
 class GraphReplayer:
     """Records and replays CUDA graphs per cache key (see the module docstring).
 
-    max_input_bytes: calls whose inputs and constants are larger run directly (large batches keep
-    the GPU busy without graphs, and each graph holds all its intermediates). max_graphs and
-    max_graph_bytes: recorded graphs kept, and the device memory they may hold together (least
-    recently used dropped first). cupy: the CuPy module (a stand-in in tests).
+    max_input_bytes: calls whose inputs are larger run directly (large batches keep the GPU busy without
+    graphs, and each graph holds all its intermediates). max_constant_bytes: the same for the constants, of
+    which each graph holds a copy (a key-switching key of n32768, 110 MB, is kept with the one-ciphertext
+    graphs it serves; one of n65536, 0.9 GB, is not). max_graphs and max_graph_bytes: recorded graphs kept,
+    and the device memory they may hold together (least recently used dropped first). cupy: the CuPy module
+    (a stand-in in tests).
     """
 
     def __init__(
-        self, max_input_bytes: int = 32 << 20, max_graphs: int = 32, max_graph_bytes: int = 2 << 30, cupy=None
+        self,
+        max_input_bytes: int = 32 << 20,
+        max_graphs: int = 32,
+        max_graph_bytes: int = 2 << 30,
+        cupy=None,
+        max_constant_bytes: int = 256 << 20,
     ):
         if cupy is None:
             import cupy
         self.cp = cupy
         self.max_input_bytes, self.max_graphs, self.max_graph_bytes = max_input_bytes, max_graphs, max_graph_bytes
+        self.max_constant_bytes = max_constant_bytes
         self._entries: OrderedDict = OrderedDict()
         self._lock = threading.Lock()
         self.replays = 0  # calls answered by a graph (for tests and benchmarks)
@@ -131,7 +139,10 @@ class GraphReplayer:
         """
         cp = self.cp
         arrays = tuple(inputs) + tuple(constants)
-        if sum(a.nbytes for a in arrays) > self.max_input_bytes:
+        if (
+            sum(a.nbytes for a in inputs) > self.max_input_bytes
+            or sum(c.nbytes for c in constants) > self.max_constant_bytes
+        ):
             return fn(*arrays)
         full_key = (key, cp.cuda.Device().id) + tuple((a.shape, a.dtype.str) for a in arrays)
         with self._lock:

@@ -24,7 +24,7 @@ class Context(SchemeContext):
     params: a bfv.Params. backend: "cpu" (NumPy), "gpu" (CuPy) or "auto" (the GPU if CuPy and a GPU
     work, else the CPU). Every computation goes through the backend's RnsOps.
     graphs: on the GPU, encryption, multiply, relinearize, the rotations and decryption of small batches (up to
-    32 MiB of operands and key) are recorded as CUDA graphs on their second call with the same shapes and
+    32 MiB of operands and 256 MiB of key) are recorded as CUDA graphs on their second call with the same shapes and
     replayed from then on: one launch instead of dozens (hebatch.backend.graphs). Keys must not be
     modified in place while a context uses them. False launches every kernel from Python.
     """
@@ -49,12 +49,15 @@ class Context(SchemeContext):
     # -- constants ---------------------------------------------------------------------------
     @cached_property
     def _behz(self):
-        """BEHZ bases: B (enough 61-bit NTT primes that B * m_sk exceeds 2^8 n t q), m_sk, m_tilde."""
+        """BEHZ bases: B (enough 60-bit NTT primes that B * m_sk exceeds 2^8 n t q), m_sk, m_tilde.
+
+        Below 2^60, so that the transforms over q and B_sk run the lazier butterflies of such moduli
+        (hebatch.backend.kernels.LAZY_STAGES_MAX_MODULUS) as those over q alone do."""
         n, t = self.n, self.t
         need_bits = self.big_q.bit_length() + t.bit_length() + n.bit_length() + 8
-        count = need_bits // 60 + 2  # B plus m_sk
+        count = need_bits // 59 + 2  # B plus m_sk, each above 2^59: one prime more than the bound needs
         avoid = set(self.qp) | {t}
-        primes = [p for p in ntt_primes(61, n, count + len(avoid)) if p not in avoid][:count]
+        primes = [p for p in ntt_primes(60, n, count + len(avoid)) if p not in avoid][:count]
         bsk = tuple(primes)
         m_tilde = ring.prime_below(2**32, avoid | set(bsk))
         return bsk[:-1], bsk[-1], bsk, m_tilde
