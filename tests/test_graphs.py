@@ -1,6 +1,6 @@
 """GraphReplayer's bookkeeping (record on the second call, verify, replay, fall back, key owners,
 eviction) against a stand-in for CuPy whose "graphs" re-run the recorded launches on the recorded
-buffers, as CUDA graphs do. The real recording runs in tests/test_gpu_bfv.py on a GPU."""
+buffers, as CUDA graphs do. The real recording runs in tests/test_gpu_rns.py on a GPU."""
 
 import contextlib
 import types
@@ -31,9 +31,6 @@ class FakeCuda:
                 recorded, outer.capturing = outer.capturing, None
                 return types.SimpleNamespace(launch=lambda stream=None: [f() for f in recorded])
 
-            def record(self):
-                return object()
-
             def wait_event(self, event):
                 pass
 
@@ -44,6 +41,7 @@ class FakeCuda:
                 return False
 
         self.cuda = types.SimpleNamespace(
+            Event=lambda disable_timing=False: types.SimpleNamespace(record=lambda stream=None: None),
             MemoryPool=lambda: types.SimpleNamespace(malloc=None),
             using_allocator=lambda malloc: contextlib.nullcontext(),
             Stream=Stream,
