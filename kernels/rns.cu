@@ -455,66 +455,133 @@ extern "C" __global__ void rns_behz_extend(u64* __restrict__ out, long long out_
     }
 }
 
-// BEHZ fast floor of t d / q into B_sk: d given over q (d_q) and over B_sk (d_b);
-//   out_j = (t d_b_j - FastBConv(t d_q, q -> B_sk)_j) * Q^-1 mod b_j, out (batch, dst_limbs, n),
+// Tables of the BEHZ fast floor (rns_behz_floor) and of the Shenoy-Kumaresan conversion (rns_behz_sk), as each
+// kernel takes them; the fused rns_behz_floor_sk takes both.
+struct FloorTables {
+    const ModConst* src_consts;
+    const Tw64* src_w;
+    const ModConst* dst_consts;
+    const WideRatio* dst_ratios;
+    const u64* dst_r128;
+    const u64* factors;
+    const u64* t_q_inv;
+};
+struct SkTables {
+    const ModConst* src_consts;
+    const Tw64* src_w;
+    const ModConst* dst_consts;
+    const WideRatio* dst_ratios;
+    const u64* dst_r128;
+    const u64* factors;
+    Tw64 mb_inv_msk;
+    const u64* mb_terms;
+};
+
+// BEHZ fast floor of t d / q into B_sk for one coefficient: d given over q (d_q_at(i)) and over B_sk (d_b_at(j));
+//   out_j = (t d_b_j - FastBConv(t d_q, q -> B_sk)_j) * Q^-1 mod b_j, emitted as emit(j, out_j),
 // as one exact sum reduced once: out_j = sum_i y_i (-(Q/q_i) Q^-1) + d_b_j (t Q^-1) mod b_j.
 // src_w_i = t (Q/q_i)^-1 mod q_i (Shoup); factors [dst_limbs][src_limbs] -(Q/q_i) Q^-1 mod b_j;
 // t_q_inv[j] = t Q^-1 mod b_j.
+template <class Dq, class Db, class Emit>
+__device__ __forceinline__ void behz_floor_column(Dq&& d_q_at, Db&& d_b_at, int src_limbs, int dst_limbs,
+                                                  const FloorTables& tb, Emit&& emit) {
+    u64 y[RNS_MAX_SRC];
+    for (int i = 0; i < src_limbs; ++i) y[i] = shoup_mul(d_q_at(i), tb.src_w[i], tb.src_consts[i].q);
+    dot_rows(y, src_limbs, tb.factors, dst_limbs, [&](int j, ProductSum& acc) {
+        acc.add_product(d_b_at(j), tb.t_q_inv[j]);
+        emit(j, acc.reduce(tb.dst_consts[j].q, tb.dst_ratios[j], tb.dst_r128[j]));
+    });
+}
+
+// Shenoy-Kumaresan conversion from B_sk = B u {m_sk} to q for one coefficient: x_at(i) for i < src_limbs over B,
+// x_at(src_limbs) over m_sk;
+//   c = FastBConv(x_B, B -> q u {m_sk}), alpha = (c_msk - x_msk) M_B^-1 mod m_sk,
+//   out_j = c_j - centered(alpha) * (M_B mod q_j) mod q_j, emitted as emit(j, out_j),
+// the centred term joining c_j's exact sum as one more product (one reduction per destination).
+// src_w_i = (M_B/b_i)^-1 mod b_i (Shoup); factors [dst_limbs + 1][src_limbs], the last row mod m_sk;
+// dst tables have dst_limbs + 1 rows (q then m_sk); mb_terms[j] = (-M_B mod q_j, M_B mod q_j), the second for a
+// negative centred alpha.
+template <class X, class Emit>
+__device__ __forceinline__ void behz_sk_column(X&& x_at, int src_limbs, int dst_limbs, const SkTables& tb,
+                                               Emit&& emit) {
+    u64 y[RNS_MAX_SRC];
+    for (int i = 0; i < src_limbs; ++i) y[i] = shoup_mul(x_at(i), tb.src_w[i], tb.src_consts[i].q);
+    const Mod64 Ms(tb.dst_consts[dst_limbs]);
+    const u64 c_msk = dot_mod(y, tb.factors + (long long)dst_limbs * src_limbs, src_limbs, Ms.q,
+                              tb.dst_ratios[dst_limbs], tb.dst_r128[dst_limbs]);
+    const u64 alpha = shoup_mul(Ms.sub(c_msk, x_at(src_limbs)), tb.mb_inv_msk, Ms.q);
+    const int negative = alpha > (Ms.q >> 1);
+    const u64 mag = negative ? Ms.q - alpha : alpha;
+    dot_rows(y, src_limbs, tb.factors, dst_limbs, [&](int j, ProductSum& acc) {
+        acc.add_product(mag, tb.mb_terms[2 * j + negative]);
+        emit(j, acc.reduce(tb.dst_consts[j].q, tb.dst_ratios[j], tb.dst_r128[j]));
+    });
+}
+
+#define FLOOR_TABLE_ARGS                                                                                         \
+    const ModConst *__restrict__ f_src_consts, const Tw64 *__restrict__ f_src_w,                                 \
+        const ModConst *__restrict__ f_dst_consts, const WideRatio *__restrict__ f_dst_ratios,                   \
+        const u64 *__restrict__ f_dst_r128, const u64 *__restrict__ f_factors, const u64 *__restrict__ t_q_inv
+#define FLOOR_TABLES {f_src_consts, f_src_w, f_dst_consts, f_dst_ratios, f_dst_r128, f_factors, t_q_inv}
+#define SK_TABLE_ARGS                                                                                            \
+    const ModConst *__restrict__ s_src_consts, const Tw64 *__restrict__ s_src_w,                                 \
+        const ModConst *__restrict__ s_dst_consts, const WideRatio *__restrict__ s_dst_ratios,                   \
+        const u64 *__restrict__ s_dst_r128, const u64 *__restrict__ s_factors, u64 mb_inv_msk_w, u64 mb_inv_msk_wq, \
+        const u64 *__restrict__ mb_terms
+#define SK_TABLES                                                                                                 \
+    {s_src_consts, s_src_w, s_dst_consts, s_dst_ratios, s_dst_r128, s_factors, {mb_inv_msk_w, mb_inv_msk_wq},     \
+     mb_terms}
+
+// behz_floor_column over d_q (batch, src_limbs, n) and d_b (batch, dst_limbs, n) -> out (batch, dst_limbs, n).
 extern "C" __global__ void rns_behz_floor(u64* __restrict__ out, const u64* __restrict__ d_q, long long dq_bs,
                                           const u64* __restrict__ d_b, long long db_bs, long long batch,
-                                          int src_limbs, int dst_limbs, long long n,
-                                          const ModConst* __restrict__ src_consts, const Tw64* __restrict__ src_w,
-                                          const ModConst* __restrict__ dst_consts,
-                                          const WideRatio* __restrict__ dst_ratios, const u64* __restrict__ dst_r128,
-                                          const u64* __restrict__ factors, const u64* __restrict__ t_q_inv) {
+                                          int src_limbs, int dst_limbs, long long n, FLOOR_TABLE_ARGS) {
+    const FloorTables tb = FLOOR_TABLES;
     ROWS_LOOP(batch) {
         const u64* pq = d_q + row * dq_bs;
         const u64* pb = d_b + row * db_bs;
         u64* po = out + row * dst_limbs * n;
         COLS_LOOP(n) {
-            u64 y[RNS_MAX_SRC];
-            for (int i = 0; i < src_limbs; ++i) y[i] = shoup_mul(pq[i * n + col], src_w[i], src_consts[i].q);
-            dot_rows(y, src_limbs, factors, dst_limbs, [&](int j, ProductSum& acc) {
-                acc.add_product(pb[j * n + col], t_q_inv[j]);
-                po[j * n + col] = acc.reduce(dst_consts[j].q, dst_ratios[j], dst_r128[j]);
-            });
+            behz_floor_column([&](int i) { return pq[i * n + col]; }, [&](int j) { return pb[j * n + col]; },
+                              src_limbs, dst_limbs, tb, [&](int j, u64 v) { po[j * n + col] = v; });
         }
     }
 }
 
-// Shenoy-Kumaresan conversion from B_sk = B u {m_sk} to q: x (batch, src_limbs + 1, n), the last limb m_sk;
-//   c = FastBConv(x_B, B -> q u {m_sk}), alpha = (c_msk - x_msk) M_B^-1 mod m_sk,
-//   out_j = c_j - centered(alpha) * (M_B mod q_j) mod q_j, out (batch, dst_limbs, n),
-// the centred term joining c_j's exact sum as one more product (one reduction per destination).
-// src_w_i = (M_B/b_i)^-1 mod b_i (Shoup); factors [dst_limbs + 1][src_limbs], the last row mod m_sk;
-// dst tables have dst_limbs + 1 rows (q then m_sk); mb_terms[j] = (-M_B mod q_j, M_B mod q_j), the second for a
-// negative centred alpha.
+// behz_sk_column over x (batch, src_limbs + 1, n) -> out (batch, dst_limbs, n).
 extern "C" __global__ void rns_behz_sk(u64* __restrict__ out, long long out_bs, const u64* __restrict__ x,
                                        long long x_bs, long long batch, int src_limbs, int dst_limbs, long long n,
-                                       const ModConst* __restrict__ src_consts, const Tw64* __restrict__ src_w,
-                                       const ModConst* __restrict__ dst_consts,
-                                       const WideRatio* __restrict__ dst_ratios, const u64* __restrict__ dst_r128,
-                                       const u64* __restrict__ factors, u64 mb_inv_msk_w, u64 mb_inv_msk_wq,
-                                       const u64* __restrict__ mb_terms) {
-    Tw64 mb_inv_msk;
-    mb_inv_msk.w = mb_inv_msk_w;
-    mb_inv_msk.wq = mb_inv_msk_wq;
+                                       SK_TABLE_ARGS) {
+    const SkTables tb = SK_TABLES;
     ROWS_LOOP(batch) {
         const u64* px = x + row * x_bs;
         u64* po = out + row * out_bs;
         COLS_LOOP(n) {
-            u64 y[RNS_MAX_SRC];
-            for (int i = 0; i < src_limbs; ++i) y[i] = shoup_mul(px[i * n + col], src_w[i], src_consts[i].q);
-            const Mod64 Ms(dst_consts[dst_limbs]);
-            const u64 c_msk = dot_mod(y, factors + (long long)dst_limbs * src_limbs, src_limbs, Ms.q,
-                                      dst_ratios[dst_limbs], dst_r128[dst_limbs]);
-            const u64 alpha = shoup_mul(Ms.sub(c_msk, px[src_limbs * n + col]), mb_inv_msk, Ms.q);
-            const int negative = alpha > (Ms.q >> 1);
-            const u64 mag = negative ? Ms.q - alpha : alpha;
-            dot_rows(y, src_limbs, factors, dst_limbs, [&](int j, ProductSum& acc) {
-                acc.add_product(mag, mb_terms[2 * j + negative]);
-                po[j * n + col] = acc.reduce(dst_consts[j].q, dst_ratios[j], dst_r128[j]);
-            });
+            behz_sk_column([&](int i) { return px[i * n + col]; }, src_limbs, dst_limbs, tb,
+                           [&](int j, u64 v) { po[j * n + col] = v; });
+        }
+    }
+}
+
+// The fast floor into B_sk (b_limbs + 1 rows: B, then m_sk) and Shenoy-Kumaresan back to q (q_limbs rows) in one
+// pass, the B_sk values of a coefficient kept in the thread: behz_sk(behz_floor(d_q, d_b)) without writing and
+// reading them back. d_q (batch, q_limbs, n), d_b (batch, b_limbs + 1, n) -> out (batch, q_limbs, n).
+extern "C" __global__ void rns_behz_floor_sk(u64* __restrict__ out, long long out_bs, const u64* __restrict__ d_q,
+                                             long long dq_bs, const u64* __restrict__ d_b, long long db_bs,
+                                             long long batch, int q_limbs, int b_limbs, long long n,
+                                             FLOOR_TABLE_ARGS, SK_TABLE_ARGS) {
+    const FloorTables floor_tb = FLOOR_TABLES;
+    const SkTables sk_tb = SK_TABLES;
+    ROWS_LOOP(batch) {
+        const u64* pq = d_q + row * dq_bs;
+        const u64* pb = d_b + row * db_bs;
+        u64* po = out + row * out_bs;
+        COLS_LOOP(n) {
+            u64 fl[RNS_MAX_SRC + 1];
+            behz_floor_column([&](int i) { return pq[i * n + col]; }, [&](int j) { return pb[j * n + col]; },
+                              q_limbs, b_limbs + 1, floor_tb, [&](int j, u64 v) { fl[j] = v; });
+            behz_sk_column([&](int i) { return fl[i]; }, b_limbs, q_limbs, sk_tb,
+                           [&](int j, u64 v) { po[j * n + col] = v; });
         }
     }
 }

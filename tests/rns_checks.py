@@ -392,7 +392,11 @@ def check_fused(ops, ref, rng, lead, n, limbs, to_host):
     same(floor, want_floor, "behz_floor")
     floor2 = ops.behz_floor(xp.ascontiguousarray(dd[..., :limbs, :]), dd[..., limbs:, :], t, q, bsk)
     same(floor2, want_floor, "behz_floor (contiguous d_q, view d_bsk)")
-    same(ops.behz_sk(floor, bsk[:-1], bsk[-1], q), RnsOps.behz_sk(ref, want_floor, bsk[:-1], bsk[-1], q), "behz_sk")
+    want_sk = RnsOps.behz_sk(ref, want_floor, bsk[:-1], bsk[-1], q)
+    same(ops.behz_sk(floor, bsk[:-1], bsk[-1], q), want_sk, "behz_sk")
+    same(ops.behz_scale_down(dd[..., :limbs, :], dd[..., limbs:, :], t, q, bsk[:-1], bsk[-1]), want_sk, "scale_down")
+    composed = RnsOps.behz_scale_down(ref, d[..., :limbs, :], d[..., limbs:, :], t, q, bsk[:-1], bsk[-1])
+    assert (np.asarray(composed) == want_sk).all(), "RnsOps.behz_scale_down is behz_sk of behz_floor"
     check_scale_round(ops, ref, rng, lead, n, q, bsk[0], t, to_host)
     # inner product against the composition
     digits = residues(rng, tuple(lead) + (limbs,), qp, n)

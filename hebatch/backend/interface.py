@@ -317,5 +317,12 @@ class RnsOps(abc.ABC):
         alpha_q = self.centered_lift(alpha, m_sk, q)
         return self.sub(conv[..., :-1, :], self.mul_scalar(alpha_q, [m_b % p for p in q], q), q)
 
+    def behz_scale_down(self, d_q, d_bsk, t, q, base_b, m_sk):
+        """round-ish(t d / Q) over q from d given over q and over B_sk = B u {m_sk}: the fast floor into B_sk,
+        then Shenoy-Kumaresan back to q (behz_sk of behz_floor; a backend may take both in one pass, without
+        the B_sk values in memory between them)."""
+        bsk = tuple(base_b) + (int(m_sk),)
+        return self.behz_sk(self.behz_floor(d_q, d_bsk, t, q, bsk), base_b, m_sk, q)
+
 
 __all__ = ["FieldNTT", "RnsOps", "WordNTT"]

@@ -173,8 +173,8 @@ class Context(SchemeContext):
     def _scale_down(self, d_q, d_bsk):
         """round-ish(t d / q) in base q from d given in q and B_sk: BEHZ fast floor in B_sk, then the
         Shenoy-Kumaresan exact conversion from B_sk to q (m_sk corrects the FastBConv overflow)."""
-        base_b, m_sk, bsk, _ = self._behz
-        return self.ops.behz_sk(self.ops.behz_floor(d_q, d_bsk, self.t, self.q, bsk), base_b, m_sk, self.q)
+        base_b, m_sk, _, _ = self._behz
+        return self.ops.behz_scale_down(d_q, d_bsk, self.t, self.q, base_b, m_sk)
 
     def multiply(self, a: Ciphertext, b: Ciphertext, relin_key: RelinKey | None = None) -> Ciphertext:
         """a * b (slot-wise) by the BEHZ RNS method (as SEAL): exact extension of both ciphertexts to

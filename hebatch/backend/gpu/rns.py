@@ -691,10 +691,8 @@ class CupyRnsOps(RnsOps):
         )
         return full
 
-    def behz_floor(self, d_q, d_bsk, t, q, bsk):
-        """BEHZ fast floor (t d_bsk - FastBConv(t d_q)) * Q^-1 into B_sk in one kernel."""
-        q, bsk = _check_moduli(q, "q"), _check_moduli(bsk, "bsk")
-        t = int(t)
+    def _behz_floor_tables(self, q, bsk, t):
+        """The device tables of rns_behz_floor for (q, B_sk, t), uploaded once."""
 
         def build():
             big_q, qhat_inv, src_c, factors, dst_c, dst_r, dst_r128 = self._conversion_rows(q, bsk)
@@ -709,11 +707,21 @@ class CupyRnsOps(RnsOps):
                 np.array([t * v % b for v, b in zip(q_inv, bsk)], dtype=np.uint64),
             )
 
-        tables = self._uploaded(("behz_floor", q, bsk, t), build)
+        return self._uploaded(("behz_floor", q, bsk, t), build)
+
+    def _behz_pair(self, d_q, d_bsk, q, bsk):
+        """(d_q, d_bsk, lead shape, their batch strides): the items of the two, each over its base, checked."""
         d_q, lead, dq_bs = self._items(d_q, "d_q", 2, len(q))
         d_bsk, b_lead, db_bs = self._items(d_bsk, "d_bsk", 2, len(bsk))
         if b_lead != lead or d_q.shape[-1] != d_bsk.shape[-1]:
             raise ValueError(f"d_q {d_q.shape} and d_bsk {d_bsk.shape} must have the same batch axes and n")
+        return d_q, d_bsk, lead, dq_bs, db_bs
+
+    def behz_floor(self, d_q, d_bsk, t, q, bsk):
+        """BEHZ fast floor (t d_bsk - FastBConv(t d_q)) * Q^-1 into B_sk in one kernel."""
+        q, bsk = _check_moduli(q, "q"), _check_moduli(bsk, "bsk")
+        tables = self._behz_floor_tables(q, bsk, int(t))
+        d_q, d_bsk, lead, dq_bs, db_bs = self._behz_pair(d_q, d_bsk, q, bsk)
         n = d_q.shape[-1]
         batch = math.prod(lead)
         out = self.xp.empty(lead + (len(bsk), n), dtype=np.uint64)
@@ -736,10 +744,8 @@ class CupyRnsOps(RnsOps):
         )
         return out
 
-    def behz_sk(self, x, base_b, m_sk, q):
-        """Shenoy-Kumaresan conversion B u {m_sk} -> q in one kernel."""
-        base_b, q = _check_moduli(base_b, "base_b"), _check_moduli(q, "q")
-        m_sk = int(m_sk)
+    def _behz_sk_tables(self, base_b, m_sk, q):
+        """The device tables of rns_behz_sk for (B, m_sk, q), uploaded once."""
 
         def build():
             m_b, inv, src_c, factors, dst_c, dst_r, dst_r128 = self._conversion_rows(base_b, q + (m_sk,))
@@ -756,15 +762,32 @@ class CupyRnsOps(RnsOps):
                 _signed_terms([-m_b for _ in q], q),
             )
 
+        return self._uploaded(("behz_sk", base_b, m_sk, q), build)
+
+    def behz_sk(self, x, base_b, m_sk, q):
+        """Shenoy-Kumaresan conversion B u {m_sk} -> q in one kernel."""
+        base_b, q = _check_moduli(base_b, "base_b"), _check_moduli(q, "q")
+        m_sk = int(m_sk)
         # the kernel's source count is |B|; x holds B and m_sk
         return self._conversion(
-            "rns_behz_sk",
-            x,
-            len(base_b),
-            len(q),
-            self._uploaded(("behz_sk", base_b, m_sk, q), build),
-            x_limbs=len(base_b) + 1,
+            "rns_behz_sk", x, len(base_b), len(q), self._behz_sk_tables(base_b, m_sk, q), x_limbs=len(base_b) + 1
         )
+
+    def behz_scale_down(self, d_q, d_bsk, t, q, base_b, m_sk):
+        """RnsOps.behz_scale_down in one kernel: each coefficient's B_sk values stay in its thread."""
+        q, base_b = _check_moduli(q, "q"), _check_moduli(base_b, "base_b")
+        m_sk, t = int(m_sk), int(t)
+        bsk = base_b + (m_sk,)
+        if len(q) > MAX_SRC_LIMBS or len(bsk) > MAX_SRC_LIMBS:  # the kernel's arrays: the separate steps say so
+            return super().behz_scale_down(d_q, d_bsk, t, q, base_b, m_sk)
+        floor_tables, sk_tables = self._behz_floor_tables(q, bsk, t), self._behz_sk_tables(base_b, m_sk, q)
+        d_q, d_bsk, lead, dq_bs, db_bs = self._behz_pair(d_q, d_bsk, q, bsk)
+        n = d_q.shape[-1]
+        batch = math.prod(lead)
+        out = self.xp.empty(lead + (len(q), n), dtype=np.uint64)
+        args = (out, np.int64(len(q) * n), d_q, dq_bs, d_bsk, db_bs, np.int64(batch), np.int32(len(q)))
+        self._launch("rns_behz_floor_sk", batch, n, (*args, np.int32(len(base_b)), np.int64(n)) + floor_tables + sk_tables)
+        return out
 
     def scale_round(self, x, q, t, gamma, add=None):
         """BFV decryption's scale and round in one kernel, `add` (c0) joined on the way."""
