@@ -786,7 +786,8 @@ class CupyRnsOps(RnsOps):
         batch = math.prod(lead)
         out = self.xp.empty(lead + (len(q), n), dtype=np.uint64)
         args = (out, np.int64(len(q) * n), d_q, dq_bs, d_bsk, db_bs, np.int64(batch), np.int32(len(q)))
-        self._launch("rns_behz_floor_sk", batch, n, (*args, np.int32(len(base_b)), np.int64(n)) + floor_tables + sk_tables)
+        args += (np.int32(len(base_b)), np.int64(n)) + floor_tables + sk_tables
+        self._launch("rns_behz_floor_sk", batch, n, args)
         return out
 
     def scale_round(self, x, q, t, gamma, add=None):
