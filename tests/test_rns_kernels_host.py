@@ -93,6 +93,10 @@ def test_bad_arguments(ops):
         ops.automorphism(a, 4, q, ntt_form=False)
     with pytest.raises(ValueError, match="src"):
         ops.base_convert(a, q[:1], q)
+    many = rns_checks.moduli_for(16, 67)  # the fused floor and Shenoy-Kumaresan take at most 64 sources, as each step
+    wide = np.zeros((1, 65, 16), dtype=np.uint64)
+    with pytest.raises(ValueError, match="at most 64 source moduli"):
+        ops.behz_scale_down(wide, np.zeros((1, 2, 16), dtype=np.uint64), 17, many[:65], many[65:66], many[66])
 
 
 def test_bfv_on_host_kernels_equals_cpu(ops):

@@ -778,8 +778,7 @@ class CupyRnsOps(RnsOps):
         q, base_b = _check_moduli(q, "q"), _check_moduli(base_b, "base_b")
         m_sk, t = int(m_sk), int(t)
         bsk = base_b + (m_sk,)
-        if len(q) > MAX_SRC_LIMBS or len(bsk) > MAX_SRC_LIMBS:  # the kernel's arrays: the separate steps say so
-            return super().behz_scale_down(d_q, d_bsk, t, q, base_b, m_sk)
+        # the tables refuse more than MAX_SRC_LIMBS sources (q, then B), as the separate kernels' do
         floor_tables, sk_tables = self._behz_floor_tables(q, bsk, t), self._behz_sk_tables(base_b, m_sk, q)
         d_q, d_bsk, lead, dq_bs, db_bs = self._behz_pair(d_q, d_bsk, q, bsk)
         n = d_q.shape[-1]
