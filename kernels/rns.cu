@@ -455,24 +455,22 @@ extern "C" __global__ void rns_behz_extend(u64* __restrict__ out, long long out_
     }
 }
 
-// Tables of the BEHZ fast floor (rns_behz_floor) and of the Shenoy-Kumaresan conversion (rns_behz_sk), as each
-// kernel takes them; the fused rns_behz_floor_sk takes both.
-struct FloorTables {
+// Tables of one conversion's sources and destinations, and those the BEHZ fast floor (rns_behz_floor) and the
+// Shenoy-Kumaresan conversion (rns_behz_sk) add, as each kernel takes them; the fused rns_behz_floor_sk takes both.
+struct ConversionTables {
     const ModConst* src_consts;
     const Tw64* src_w;
     const ModConst* dst_consts;
     const WideRatio* dst_ratios;
     const u64* dst_r128;
     const u64* factors;
+};
+struct FloorTables {
+    ConversionTables c;
     const u64* t_q_inv;
 };
 struct SkTables {
-    const ModConst* src_consts;
-    const Tw64* src_w;
-    const ModConst* dst_consts;
-    const WideRatio* dst_ratios;
-    const u64* dst_r128;
-    const u64* factors;
+    ConversionTables c;
     Tw64 mb_inv_msk;
     const u64* mb_terms;
 };
@@ -485,11 +483,12 @@ struct SkTables {
 template <class Dq, class Db, class Emit>
 __device__ __forceinline__ void behz_floor_column(Dq&& d_q_at, Db&& d_b_at, int src_limbs, int dst_limbs,
                                                   const FloorTables& tb, Emit&& emit) {
+    const ConversionTables& c = tb.c;
     u64 y[RNS_MAX_SRC];
-    for (int i = 0; i < src_limbs; ++i) y[i] = shoup_mul(d_q_at(i), tb.src_w[i], tb.src_consts[i].q);
-    dot_rows(y, src_limbs, tb.factors, dst_limbs, [&](int j, ProductSum& acc) {
+    for (int i = 0; i < src_limbs; ++i) y[i] = shoup_mul(d_q_at(i), c.src_w[i], c.src_consts[i].q);
+    dot_rows(y, src_limbs, c.factors, dst_limbs, [&](int j, ProductSum& acc) {
         acc.add_product(d_b_at(j), tb.t_q_inv[j]);
-        emit(j, acc.reduce(tb.dst_consts[j].q, tb.dst_ratios[j], tb.dst_r128[j]));
+        emit(j, acc.reduce(c.dst_consts[j].q, c.dst_ratios[j], c.dst_r128[j]));
     });
 }
 
@@ -504,17 +503,18 @@ __device__ __forceinline__ void behz_floor_column(Dq&& d_q_at, Db&& d_b_at, int 
 template <class X, class Emit>
 __device__ __forceinline__ void behz_sk_column(X&& x_at, int src_limbs, int dst_limbs, const SkTables& tb,
                                                Emit&& emit) {
+    const ConversionTables& c = tb.c;
     u64 y[RNS_MAX_SRC];
-    for (int i = 0; i < src_limbs; ++i) y[i] = shoup_mul(x_at(i), tb.src_w[i], tb.src_consts[i].q);
-    const Mod64 Ms(tb.dst_consts[dst_limbs]);
-    const u64 c_msk = dot_mod(y, tb.factors + (long long)dst_limbs * src_limbs, src_limbs, Ms.q,
-                              tb.dst_ratios[dst_limbs], tb.dst_r128[dst_limbs]);
+    for (int i = 0; i < src_limbs; ++i) y[i] = shoup_mul(x_at(i), c.src_w[i], c.src_consts[i].q);
+    const Mod64 Ms(c.dst_consts[dst_limbs]);
+    const u64 c_msk = dot_mod(y, c.factors + (long long)dst_limbs * src_limbs, src_limbs, Ms.q,
+                              c.dst_ratios[dst_limbs], c.dst_r128[dst_limbs]);
     const u64 alpha = shoup_mul(Ms.sub(c_msk, x_at(src_limbs)), tb.mb_inv_msk, Ms.q);
     const int negative = alpha > (Ms.q >> 1);
     const u64 mag = negative ? Ms.q - alpha : alpha;
-    dot_rows(y, src_limbs, tb.factors, dst_limbs, [&](int j, ProductSum& acc) {
+    dot_rows(y, src_limbs, c.factors, dst_limbs, [&](int j, ProductSum& acc) {
         acc.add_product(mag, tb.mb_terms[2 * j + negative]);
-        emit(j, acc.reduce(tb.dst_consts[j].q, tb.dst_ratios[j], tb.dst_r128[j]));
+        emit(j, acc.reduce(c.dst_consts[j].q, c.dst_ratios[j], c.dst_r128[j]));
     });
 }
 
@@ -522,14 +522,14 @@ __device__ __forceinline__ void behz_sk_column(X&& x_at, int src_limbs, int dst_
     const ModConst *__restrict__ f_src_consts, const Tw64 *__restrict__ f_src_w,                                 \
         const ModConst *__restrict__ f_dst_consts, const WideRatio *__restrict__ f_dst_ratios,                   \
         const u64 *__restrict__ f_dst_r128, const u64 *__restrict__ f_factors, const u64 *__restrict__ t_q_inv
-#define FLOOR_TABLES {f_src_consts, f_src_w, f_dst_consts, f_dst_ratios, f_dst_r128, f_factors, t_q_inv}
+#define FLOOR_TABLES {{f_src_consts, f_src_w, f_dst_consts, f_dst_ratios, f_dst_r128, f_factors}, t_q_inv}
 #define SK_TABLE_ARGS                                                                                            \
     const ModConst *__restrict__ s_src_consts, const Tw64 *__restrict__ s_src_w,                                 \
         const ModConst *__restrict__ s_dst_consts, const WideRatio *__restrict__ s_dst_ratios,                   \
         const u64 *__restrict__ s_dst_r128, const u64 *__restrict__ s_factors, u64 mb_inv_msk_w, u64 mb_inv_msk_wq, \
         const u64 *__restrict__ mb_terms
 #define SK_TABLES                                                                                                 \
-    {s_src_consts, s_src_w, s_dst_consts, s_dst_ratios, s_dst_r128, s_factors, {mb_inv_msk_w, mb_inv_msk_wq},     \
+    {{s_src_consts, s_src_w, s_dst_consts, s_dst_ratios, s_dst_r128, s_factors}, {mb_inv_msk_w, mb_inv_msk_wq},   \
      mb_terms}
 
 // behz_floor_column over d_q (batch, src_limbs, n) and d_b (batch, dst_limbs, n) -> out (batch, dst_limbs, n).
