@@ -38,6 +38,8 @@ enum LaneMode {
                                // (hebatch.ntt.tables.last_pass_order): neighbouring lanes read neighbouring entries
     LANES_BITREV_ORDERED_PAIRED = 5,  // the same, the transform's last stage reading its even groups' entries
                                       // only (ntt_steps, PAIRED)
+    LANES_ALONG_ROW_DENSE = 6,  // LANES_ALONG_ROW compiled for more blocks per SM (NTT_MAX_REGS_DENSE_ROWS): batches
+                                // of many rows of one row per block (hebatch.ntt.recipes.dense_rows)
 };
 
 // How a pass gets a power of a root: not at all, from one lookup table, or as the product of two (high, low).
@@ -199,19 +201,30 @@ __device__ __forceinline__ void ntt_steps(typename A::T (&x)[1 << LOG_R], typena
 #ifndef NTT_MAX_REGS_SMALL_R
 #define NTT_MAX_REGS_SMALL_R 80
 #endif
-constexpr int ntt_max_regs(int log_r) { return log_r <= 3 ? NTT_MAX_REGS_SMALL_R : NTT_MAX_REGS; }
-constexpr int ntt_min_blocks(int threads, int log_r) {
-    return 65536 / (threads * ntt_max_regs(log_r)) > 1 ? 65536 / (threads * ntt_max_regs(log_r)) : 1;
+// The same for LANES_ALONG_ROW_DENSE: 64, four 256-thread blocks (rows of 2^12) or two of 512 (2^13) per SM instead
+// of two or one, for batches of many rows (hebatch.ntt.recipes.DENSE_ROWS_MIN, with the measurements). Some instances
+// spill (cuobjdump -res-usage, nvcc 13: up to 104 bytes of stack a thread for the 60-bit inverses and 2^13 passes,
+// 8 for Goldilocks inverses, none for 32-bit words or the 60-bit 2^12 forward).
+#ifndef NTT_MAX_REGS_DENSE_ROWS
+#define NTT_MAX_REGS_DENSE_ROWS 64
+#endif
+constexpr int ntt_max_regs(int log_r, int lane_mode) {
+    if (log_r <= 3) return NTT_MAX_REGS_SMALL_R;
+    return lane_mode == LANES_ALONG_ROW_DENSE ? NTT_MAX_REGS_DENSE_ROWS : NTT_MAX_REGS;
+}
+constexpr int ntt_min_blocks(int threads, int regs) {
+    return 65536 / (threads * regs) > 1 ? 65536 / (threads * regs) : 1;
 }
 
 template <class A, int LOG_NP, int LOG_LANES, int LOG_R, int LANE_MODE, bool LAST, int TW_MODE, int POST_MODE,
           bool FUSE>
 __global__ void __launch_bounds__((1 << (LOG_NP + LOG_LANES - LOG_R)),
-                                  ntt_min_blocks(1 << (LOG_NP + LOG_LANES - LOG_R), LOG_R))
+                                  ntt_min_blocks(1 << (LOG_NP + LOG_LANES - LOG_R),
+                                                 ntt_max_regs(LOG_R, LANE_MODE)))
     ntt_pass(const typename A::T* __restrict__ in, const typename A::T* __restrict__ in2,
              typename A::T* __restrict__ out, KERNEL_PARAMS NttPassParams<typename A::Tw> prm) {
     static_assert((1 << (LOG_NP + LOG_LANES - LOG_R)) <= NTT_MAX_THREADS, "more threads than a block may have");
-    static_assert(LANE_MODE >= LANES_ALONG_I && LANE_MODE <= LANES_BITREV_ORDERED_PAIRED,
+    static_assert(LANE_MODE >= LANES_ALONG_I && LANE_MODE <= LANES_ALONG_ROW_DENSE,
                   "LANE_MODE: one of enum LaneMode");
     static_assert(TW_MODE >= TABLES_NONE && TW_MODE <= TABLES_TWO && POST_MODE >= TABLES_NONE &&
                       POST_MODE <= TABLES_TWO,
@@ -255,7 +268,8 @@ __global__ void __launch_bounds__((1 << (LOG_NP + LOG_LANES - LOG_R)),
     long long row, o, i = 0, out_base, lane_v = 0;
     const u32 tile = blockIdx.x;
     bool active = true;
-    if (LANE_MODE == LANES_ALONG_ROW) {
+    constexpr bool ALONG_ROW = LANE_MODE == LANES_ALONG_ROW || LANE_MODE == LANES_ALONG_ROW_DENSE;
+    if (ALONG_ROW) {
         row = (long long)tile * LANES + lane;
         active = row < rows;
         if (!active) row = rows - 1;  // stays in bounds; results discarded

@@ -117,7 +117,7 @@ def emulate_pass(ln, src, in2, dst, prm, memory, arith_kind):
     lane, tg = tid & (LANES - 1), tid >> log_lanes
     active = np.ones(T, dtype=bool)
     i = np.zeros(T, dtype=np.int64)
-    if mode == LANE_MODES["row"]:
+    if mode in (LANE_MODES["row"], LANE_MODES["row_dense"]):
         row = blk * LANES + lane
         active = row < rows
         row = np.where(active, row, rows - 1)

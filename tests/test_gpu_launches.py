@@ -241,6 +241,26 @@ def test_few_blocks_take_fewer_columns():
 
 
 @pytest.mark.parametrize("inverse", [False, True])
+def test_many_rows_of_one_row_blocks_take_the_dense_mode(monkeypatch, inverse):
+    """One-pass transforms of one row per block take LANES_ALONG_ROW_DENSE (compiled for more blocks per SM) from
+    DENSE_ROWS_MIN rows on (exact through the kernel model); fewer rows, blocks of several rows and 1024-thread
+    blocks keep LANES_ALONG_ROW."""
+    from hebatch.ntt.launch import transform_launches
+
+    monkeypatch.setattr(recipes, "DENSE_ROWS_MIN", 3)  # the model runs few rows
+    for moduli, dtype in ((Q60, np.uint64), ([hb.BABYBEAR, Q30], np.uint32)):
+        modes = {batch: run_case(moduli, 12, batch, "radix2", True, inverse, dtype)[0].template[4] for batch in (1, 2)}
+        # rows = batch x limbs: 2 rows plain, 4 dense
+        assert modes == {1: LANE_MODES["row"], 2: LANE_MODES["row_dense"]}, modes
+    for log_n, word_bytes, dense in ((11, 8, False), (12, 8, True), (13, 8, True), (13, 4, True), (14, 8, False)):
+        n = 1 << log_n
+        q = hb.BABYBEAR if word_bytes == 4 else hb.ntt_primes(60, 2 * n, 1)[0]
+        plan = make_plan(n, (q,), (default_root(q, n, True),), True, "radix2")
+        (launch,) = transform_launches(plan, [dict(tw_mode=0, post_mode=0)], 4096, 8 * word_bytes, "Mod60")
+        assert (launch.template[4] == LANE_MODES["row_dense"]) == dense, (log_n, word_bytes)
+
+
+@pytest.mark.parametrize("inverse", [False, True])
 @pytest.mark.parametrize("log_n", sorted(recipes.SMALL_BATCH_SPLIT[8]))
 def test_few_rows_take_two_merge_passes(log_n, inverse):
     import types

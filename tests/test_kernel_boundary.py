@@ -32,6 +32,7 @@ LANE_ENUM = {
     "bitrev": "LANES_BITREV",
     "bitrev_ordered": "LANES_BITREV_ORDERED",
     "bitrev_ordered_paired": "LANES_BITREV_ORDERED_PAIRED",
+    "row_dense": "LANES_ALONG_ROW_DENSE",
 }
 TABLE_ENUM = {"none": "TABLES_NONE", "one": "TABLES_ONE", "two": "TABLES_TWO"}
 

@@ -20,7 +20,7 @@ WORD_BITS = {np.dtype(np.uint64): 64, np.dtype(np.uint32): 32}
 MODCONST_DTYPE = np.dtype([("q", "<u8"), ("mu", "<u8"), ("m", "<u4"), ("pad", "<u4")])
 
 # enum LaneMode of kernels/ntt.cu: how a pass maps its lanes to rows of the batch
-LANE_MODES = {"i": 0, "o": 1, "row": 2, "bitrev": 3, "bitrev_ordered": 4, "bitrev_ordered_paired": 5}
+LANE_MODES = {"i": 0, "o": 1, "row": 2, "bitrev": 3, "bitrev_ordered": 4, "bitrev_ordered_paired": 5, "row_dense": 6}
 # enum TableMode of kernels/ntt.cu: how a pass gets powers of a root (store twiddles, post factors):
 # not at all, from one lookup table, or as the product of a high and a low table entry
 TABLE_MODES = {"none": 0, "one": 1, "two": 2}

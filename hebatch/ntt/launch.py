@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from ..backend import LANE_MODES, NTT256_LOG_BLOCK
+from .recipes import dense_rows
 
 
 @dataclass(frozen=True)
@@ -47,7 +48,7 @@ def transform_launches(
         geom = dict(d_i=1, d_o=1, digit_d=1, digit_m=1, log_do=0, s0=0, use_h=0, keep_positions=0)
         grid = rows * (n // (n_p * lanes))
         if len(passes) == 1:
-            mode, grid = "row", -(-rows // lanes)
+            mode, grid = "row_dense" if dense_rows(p, rows) else "row", -(-rows // lanes)
         elif plan.algorithm == "radix2":
             geom.update(
                 d_o=d_before,

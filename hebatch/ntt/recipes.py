@@ -240,6 +240,25 @@ def few_blocks_lanes(log_n: int, rows: int, word_bytes: int) -> int | None:
     return FEW_BLOCKS_LANES_LOG
 
 
+# One-pass transforms of one row per block with 16 elements per thread (rows of 2^12 and 2^13 points: blocks of 256
+# and 512 threads) in batches of many rows take a pass kernel compiled for 64 registers per thread instead of 128
+# (kernels/ntt.cu, LANES_ALONG_ROW_DENSE): twice the blocks per SM, whose loads, stages and stores overlap. Measured
+# on an NVIDIA H100 80GB HBM3 on 2026-11-26 with every one-row block at 64 registers, in device time (graph-replayed
+# calls; benchmarks/results/ntt-dense-rows-ab-H100-80GB-HBM3-2026-11-26.json): q60 2^12 x 4096 0.90x / 0.98x
+# (forward / inverse), 2^13 x 2048 0.88x / 0.91x; in that code's benchmark run against the previous one
+# (ntt-H100-80GB-HBM3-2026-11-26-final12.json) BabyBear 2^12 x 4096 0.87x / 0.91x, Goldilocks 0.97x, every other
+# case within 1%. But 2^12 x 7 and x 64 ran 1.05x-1.21x, 2^13 x 128 1.08x / 1.13x and BFV n4096 single ciphertexts
+# 1.09x-1.13x: their blocks fit in one wave either way, and some passes spill. Hence a least row count, about four
+# waves of the 128-register blocks (rows between 129 and 2047 were not measured).
+DENSE_ROWS_MIN = 1024
+DENSE_ROWS_MAX_THREADS = 512
+
+
+def dense_rows(p: Pass, rows: int) -> bool:
+    """Whether the one-pass launch `p` over `rows` rows takes LANES_ALONG_ROW_DENSE (see DENSE_ROWS_MIN)."""
+    return p.log_lanes == 0 and p.log_r == RADIX_LOG and p.threads <= DENSE_ROWS_MAX_THREADS and rows >= DENSE_ROWS_MIN
+
+
 def choose_algorithm(device: str, log_n: int, rows: int, word_bytes: int) -> str:
     """The algorithm for algorithm="auto": `rows` transforms of 2^log_n words on `device` ("cpu", "gpu")."""
     if device != "gpu":
