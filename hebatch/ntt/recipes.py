@@ -251,7 +251,7 @@ def few_blocks_lanes(log_n: int, rows: int, word_bytes: int) -> int | None:
 # 1.09x-1.13x: their blocks fit in one wave either way, and some passes spill. Hence a least row count, about four
 # waves of the 128-register blocks (rows between 129 and 2047 were not measured).
 DENSE_ROWS_MIN = 1024
-DENSE_ROWS_MAX_THREADS = 512
+DENSE_ROWS_MAX_THREADS = 512  # blocks of 1024 threads have at most 64 registers a thread anyway
 
 
 def dense_rows(p: Pass, rows: int) -> bool:
