@@ -203,8 +203,8 @@ __device__ __forceinline__ void ntt_steps(typename A::T (&x)[1 << LOG_R], typena
 #endif
 // The same for LANES_ALONG_ROW_DENSE: 64, four 256-thread blocks (rows of 2^12) or two of 512 (2^13) per SM instead
 // of two or one, for batches of many rows (hebatch.ntt.recipes.DENSE_ROWS_MIN, with the measurements). Some instances
-// spill (cuobjdump -res-usage, nvcc 13: up to 104 bytes of stack a thread for the 60-bit inverses and 2^13 passes,
-// 8 for Goldilocks inverses, none for 32-bit words or the 60-bit 2^12 forward).
+// spill (cuobjdump -res-usage, nvcc 13: 8-104 bytes of stack a thread with 60- and 62-bit moduli, 8 for Goldilocks
+// inverses, none for 32-bit words or the 60-bit 2^12 forward).
 #ifndef NTT_MAX_REGS_DENSE_ROWS
 #define NTT_MAX_REGS_DENSE_ROWS 64
 #endif

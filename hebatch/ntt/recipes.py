@@ -246,10 +246,10 @@ def few_blocks_lanes(log_n: int, rows: int, word_bytes: int) -> int | None:
 # on an NVIDIA H100 80GB HBM3 on 2026-11-26 with every one-row block at 64 registers, in device time (graph-replayed
 # calls; benchmarks/results/ntt-dense-rows-ab-H100-80GB-HBM3-2026-11-26.json): q60 2^12 x 4096 0.90x / 0.98x
 # (forward / inverse), 2^13 x 2048 0.88x / 0.91x; in that code's benchmark run against the previous one
-# (ntt-H100-80GB-HBM3-2026-11-26-final12.json) BabyBear 2^12 x 4096 0.87x / 0.91x, Goldilocks 0.97x, every other
-# case within 1%. But 2^12 x 7 and x 64 ran 1.05x-1.21x, 2^13 x 128 1.08x / 1.13x and BFV n4096 single ciphertexts
-# 1.09x-1.13x: their blocks fit in one wave either way, and some passes spill. Hence a least row count, about four
-# waves of the 128-register blocks (rows between 129 and 2047 were not measured).
+# (ntt-H100-80GB-HBM3-2026-11-26-final12.json) BabyBear 2^12 x 4096 0.87x / 0.91x, Goldilocks 0.97x, the cases
+# without one-pass rows 0.97x-1.01x. But 2^12 x 7 and x 64 ran 1.05x-1.21x, 2^13 x 128 1.08x / 1.13x and BFV
+# n4096 single ciphertexts 1.09x-1.13x: their blocks fit in one wave either way, and some passes spill. Hence a
+# least row count, about four waves of the 128-register blocks (rows between 129 and 2047 were not measured).
 DENSE_ROWS_MIN = 1024
 DENSE_ROWS_MAX_THREADS = 512  # blocks of 1024 threads have at most 64 registers a thread anyway
 
