@@ -201,9 +201,9 @@ class Context(SchemeContext):
         db = da if square else arrays[1]
         bsk = self._behz[2]
         full = q + bsk
-        if square:  # extend and transform one ciphertext; d1 = 2 a0 a1
+        if square:  # extend and transform one ciphertext; the tensor of x with itself has d1 = 2 x0 x1
             x_full = ring.ntt(self._over_q_and_bsk(da), full)
-            d = ring.square_ntt(ops, x_full, full)
+            d = ops.tensor(x_full, x_full, full)
         else:
             x_full = ring.ntt(self._over_q_and_bsk(da, db), full)  # (..., 4, L + |B_sk|, n)
             d = ops.tensor(x_full[..., :2, :, :], x_full[..., 2:, :, :], full)

@@ -156,8 +156,9 @@ class Context(SchemeContext):
         if da.shape[-3] != 2:
             raise ValueError("multiply needs 2-component ciphertexts: relinearize first")
         q = self.q[: da.shape[-2]]
-        if a is b:
-            d = ring.square_ntt(self.ops, ring.ntt(da, q), q)
+        if a is b:  # the tensor of x with itself has d1 = 2 x0 x1
+            x = ring.ntt(da, q)
+            d = self.ops.tensor(x, x, q)
         else:
             x = ring.ntt(ring.stack_pair(self.xp, da, db), q)
             d = self.ops.tensor(x[..., :2, :, :], x[..., 2:, :, :], q)

@@ -66,13 +66,6 @@ def lifted(ops, m, t: int, moduli):
     return ops.centered_lift(m[..., None, :], t, moduli)
 
 
-def square_ntt(ops, x, moduli):
-    """The 3 components (x0^2, 2 x0 x1, x1^2) of the square of 2-component NTT-form data x (..., 2, L, n)."""
-    x0, x1 = x[..., 0, :, :], x[..., 1, :, :]
-    cross = ops.mul(x0, x1, moduli)
-    return ops.xp.stack([ops.mul(x0, x0, moduli), ops.add(cross, cross, moduli), ops.mul(x1, x1, moduli)], axis=-3)
-
-
 def stack_pair(xp, a, b):
     """Ciphertext data a and b (..., 2, L, n), batch axes broadcast, stacked as (..., 4, L, n)."""
     shape = np.broadcast_shapes(a.shape, b.shape)
@@ -106,7 +99,6 @@ __all__ = [
     "prime_below",
     "phase",
     "lifted",
-    "square_ntt",
     "stack_pair",
     "pad_components",
     "with_c0",
