@@ -2,8 +2,10 @@
 rotate, for every parameter preset (n = 2^12 .. 2^15, and 2^16 where a preset exists).
 
 For each operation two numbers: the latency of one call on one ciphertext (CUDA events around the
-call, host work included) and the time per ciphertext of one call on a batch of 64 ciphertexts.
-Medians of >= 15 timings after warm-up, inputs rotating over freshly encrypted data. The same-run
+call, host work included) and the time per ciphertext of one call on a batch of 64 ciphertexts; on a
+GPU also the device time of each (the calls' launches recorded as a CUDA graph and replayed: no host
+work, which moves between processes and machines). Medians of >= 15 timings after warm-up, inputs
+rotating over freshly encrypted data. The same-run
 references of hebatch.benchmarks.harness (cuFFT complex64 and a device-to-device copy of one
 ciphertext's element count) make numbers comparable across machines.
 Prints a table and writes bfv-<device>-<date>.json into --out (default: the current directory).
@@ -33,7 +35,15 @@ import numpy as np
 
 from hebatch import bfv
 from hebatch.backend import RnsOps
-from hebatch.benchmarks.harness import add_common_args, cuda_time, device_name, host_time, references, write_result
+from hebatch.benchmarks.harness import (
+    add_common_args,
+    cuda_time,
+    device_name,
+    graph_time,
+    host_time,
+    references,
+    write_result,
+)
 
 PRESETS = ["n4096", "n8192", "n16384", "n32768"]  # n65536: add with --presets (0.9 GB relinearization key)
 OPERATIONS = ["encrypt", "decrypt", "add", "multiply_relin", "relinearize", "rotate"]
@@ -132,8 +142,23 @@ def composed_steps(ops):
     return plain
 
 
-def run_variant(name, params, variant, cpu, batch, rng, timed, fft_ms, copy_gbps):
-    """Time every operation of one preset and variant; one result row per operation."""
+def device_time(ctx, fn, inputs, repeats: int, per: int) -> float | None:
+    """Milliseconds of device time per ciphertext of fn(input) (a call on `per` ciphertexts): its launches recorded
+    as one CUDA graph and replayed (hebatch.benchmarks.harness.graph_time), four calls a graph for one ciphertext
+    and one for a batch, with the context's own graphs off so that the kernels themselves are recorded (the
+    launches of the "graphs" variant are those of "fused", less the copies in and out of its graphs). None where
+    the call cannot be recorded."""
+    graphs, ctx.graphs = ctx.graphs, None
+    try:
+        ms = graph_time(fn, inputs, repeats, calls=4 if per == 1 else 1)
+    finally:
+        ctx.graphs = graphs
+    return None if ms is None else ms / per
+
+
+def run_variant(name, params, variant, cpu, batch, rng, timed, fft_ms, copy_gbps, repeats=None):
+    """Time every operation of one preset and variant; one result row per operation. repeats: samples of the device
+    times (GPU only; None: none taken)."""
     rows = []
     limbs = len(params.q)
     try:
@@ -165,11 +190,16 @@ def run_variant(name, params, variant, cpu, batch, rng, timed, fft_ms, copy_gbps
             entry["latency_ms"] = timed(fn, inputs, 1)
             fn, inputs = cases[batch][op]
             entry["per_ciphertext_ms"] = timed(fn, inputs, batch)
+            if repeats is not None:
+                entry["device_ms"] = device_time(ctx, *cases[1][op], repeats, 1)
+                entry["per_ciphertext_device_ms"] = device_time(ctx, *cases[batch][op], repeats, batch)
             entry["rns_calls"] = count_calls(ctx, *[cases[1][op][0], cases[1][op][1][0]])
+            nan = float("nan")
             print(
                 f"{name:>8} {params.log_qp:>5} {variant:>7} {op:>15} {entry['latency_ms']:9.4f} "
-                f"{entry['per_ciphertext_ms']:17.4f} {fft_ms or float('nan'):9.4f} "
-                f"{copy_gbps or float('nan'):9.0f} {sum(entry['rns_calls'].values()):6d}",
+                f"{entry['per_ciphertext_ms']:17.4f} {entry.get('device_ms') or nan:9.4f} "
+                f"{entry.get('per_ciphertext_device_ms') or nan:11.4f} {fft_ms or nan:9.4f} "
+                f"{copy_gbps or nan:9.0f} {sum(entry['rns_calls'].values()):6d}",
                 flush=True,
             )
         except Exception as exc:
@@ -214,7 +244,7 @@ def main(argv=None) -> int:
         parser.error(f"--variants: any of plain, fused, graphs, got {args.variants}")
     print(
         f"{'preset':>8} {'log q':>5} {'variant':>7} {'operation':>15} {'1 ct ms':>9} {f'per ct of {batch} ms':>17}"
-        f" {'cuFFT ms':>9} {'copy GB/s':>9} {'calls':>6}"
+        f" {'1 ct dev':>9} {'per ct dev':>11} {'cuFFT ms':>9} {'copy GB/s':>9} {'calls':>6}"
     )
     for name, params in available_presets(names):
         log_n = params.n.bit_length() - 1
@@ -224,7 +254,8 @@ def main(argv=None) -> int:
             found = references((2 * limbs) << log_n, 8 * ((2 * limbs) << log_n), repeats, rows=2 * limbs)
             fft_ms, copy_gbps = found["cufft_ms"], found["copy_GBps"]
         for variant in variants:
-            rows += run_variant(name, params, variant, args.cpu, batch, rng, timed, fft_ms, copy_gbps)
+            device_repeats = None if cp is None else repeats
+            rows += run_variant(name, params, variant, args.cpu, batch, rng, timed, fft_ms, copy_gbps, device_repeats)
         if cp is not None:
             cp.get_default_memory_pool().free_all_blocks()
 
@@ -238,7 +269,9 @@ def main(argv=None) -> int:
             "latency_ms: one call on one ciphertext; per_ciphertext_ms: one call on a batch of "
             f"{batch} divided by {batch}; GPU: CUDA events around the call (host work included), "
             "3 warm-up calls, median; CPU: wall clock, median; inputs rotate over "
-            f"{INPUTS} freshly encrypted ones. multiply_relin includes relinearization; "
+            f"{INPUTS} freshly encrypted ones. device_ms / per_ciphertext_device_ms (GPU): the same calls' "
+            "device time alone, from CUDA graphs of their launches (4 calls a graph for one ciphertext, 1 for a "
+            "batch; benchmarks.bfv.device_time), median. multiply_relin includes relinearization; "
             "relinearize times it alone on 3-component products. rns_calls: RnsOps method calls of one "
             "single-ciphertext call (one kernel launch each; the NTTs, a few launches each, are not "
             "among them)."
