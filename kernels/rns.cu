@@ -355,15 +355,30 @@ __device__ __forceinline__ u64 centered_mod(u64 v, u64 m, u64 q, const WideRatio
     return negative && red != 0 ? q - red : red;
 }
 
+// Coefficient `col` of x(X^g) in Z_q[X]/(X^n + 1), read from x's coefficients: x_i with i g = col mod 2n, or minus
+// x_i with i g = col + n; that is i = col g^-1 mod 2n (g_inv), the sign from whether it reaches n.
+__device__ __forceinline__ u64 galois_image_at(const u64* __restrict__ x, long long col, u64 g_inv, long long n,
+                                               u64 q) {
+    const u64 e = ((u64)col * g_inv) & (2 * (u64)n - 1);
+    const u64 v = x[e & (u64)(n - 1)];
+    return e >= (u64)n && v != 0 ? q - v : v;
+}
+
 // Key-switching mod-down: x (batch, limbs + 1, n) over (q_0 .. q_{L-1}, p) ->
-//   out_l = (x_l - centered(x_p)) * p^-1 mod q_l  [+ add_l when add != 0], out (batch, limbs, n).
+//   out_l = (x_l - centered(x_p)) * p^-1 mod q_l  [+ add_l], out (batch, limbs, n).
 // Item b of add is at (b / add_parts) add_bs + (b % add_parts) add_ps: the batch's last axis may have a stride
-// of its own (the parts c0, c1 of a 3-part ciphertext, read in place).
-extern "C" __global__ void rns_mod_down(u64* __restrict__ out, const u64* __restrict__ x, long long x_bs,
-                                        const u64* __restrict__ add, long long add_bs, int add_parts,
-                                        long long add_ps, int has_add, u64 p,
-                                        const Tw64* __restrict__ p_inv, long long batch, int limbs, long long n,
-                                        const ModConst* __restrict__ consts, const WideRatio* __restrict__ ratios) {
+// of its own (the parts c0, c1 of a 3-part ciphertext, read in place). Items whose part b % add_parts is below
+// added_parts take the add (0: none do). ROTATED (rns_mod_down_rotated): they take add(X^g) instead, g_inv = g^-1
+// mod 2n (a rotation's c0, added to the first part only); a kernel of its own, so that the plain one keeps its code.
+#define MOD_DOWN_ARGS                                                                                           \
+    u64 *__restrict__ out, const u64 *__restrict__ x, long long x_bs, const u64 *__restrict__ add, long long add_bs, \
+        int add_parts, long long add_ps, int added_parts, u64 add_g_inv, u64 p, const Tw64 *__restrict__ p_inv,     \
+        long long batch, int limbs, long long n, const ModConst *__restrict__ consts,                              \
+        const WideRatio *__restrict__ ratios
+#define MOD_DOWN_PASS \
+    out, x, x_bs, add, add_bs, add_parts, add_ps, added_parts, add_g_inv, p, p_inv, batch, limbs, n, consts, ratios
+template <bool ROTATED>
+__device__ __forceinline__ void mod_down(MOD_DOWN_ARGS) {
     ROWS_LOOP(batch * limbs) {
         const long long bi = row / limbs;
         const int l = (int)(row - bi * limbs);
@@ -371,15 +386,18 @@ extern "C" __global__ void rns_mod_down(u64* __restrict__ out, const u64* __rest
         const WideRatio r = ratios[l];
         const u64* px = x + bi * x_bs;
         const u64* pa = add + (bi / add_parts) * add_bs + (bi % add_parts) * add_ps + l * n;
+        const bool adds = (int)(bi % add_parts) < added_parts;
         u64* po = out + row * n;
         COLS_LOOP(n) {
             const u64 lifted = centered_mod(px[limbs * n + col], p, M.q, r);
             u64 v = shoup_mul(M.sub(px[l * n + col], lifted), p_inv[l], M.q);
-            if (has_add) v = M.add(v, pa[col]);
+            if (adds) v = M.add(v, ROTATED ? galois_image_at(pa, col, add_g_inv, n, M.q) : pa[col]);
             po[col] = v;
         }
     }
 }
+extern "C" __global__ void rns_mod_down(MOD_DOWN_ARGS) { mod_down<false>(MOD_DOWN_PASS); }
+extern "C" __global__ void rns_mod_down_rotated(MOD_DOWN_ARGS) { mod_down<true>(MOD_DOWN_PASS); }
 
 // Tensor product of two 2-component ciphertexts in NTT form: a, b (batch, 2, limbs, n) ->
 // out (batch, 3, limbs, n) = (a0 b0, a0 b1 + a1 b0, a1 b1).

@@ -355,6 +355,20 @@ def check_fused(ops, ref, rng, lead, n, limbs, to_host):
     three = residues(rng, tuple(lead) + (3,), q, n)
     got = ops.mod_down(xp.asarray(acc), q, special, add=xp.asarray(three)[..., :2, :, :])
     same(got, ref.add(want, three[..., :2, :, :], q), "mod_down add of two parts of three")
+    # mod_down_rotated: c0(X^g) added to the first part, c0 a view of a 2-part ciphertext, for g = 1, 3, 2n - 1 and
+    # a random odd g
+    c = residues(rng, tuple(lead) + (2,), q, n)
+    for g in (1, 3, 2 * n - 1, 2 * int(rng.integers(0, n)) + 1):
+        want_rot = RnsOps.mod_down_rotated(ref, acc, q, special, c[..., 0, :, :], g)
+        got = ops.mod_down_rotated(xp.asarray(acc), q, special, xp.asarray(c)[..., 0, :, :], g)
+        same(got, want_rot, f"mod_down_rotated g = {g}")
+    image = ref.automorphism(c[..., 0, :, :], 3, q, ntt_form=False)
+    check_equal(want_rot[..., 1, :, :], obj(want[..., 1, :, :]), "mod_down_rotated leaves the second part")
+    check_equal(
+        RnsOps.mod_down_rotated(ref, acc, q, special, c[..., 0, :, :], 3)[..., 0, :, :],
+        obj(ref.add(want[..., 0, :, :], image, q)),
+        "mod_down_rotated adds c0(X^g) to the first part",
+    )
     # tensor on views of a (..., 4, L, n) array
     x = residues(rng, tuple(lead) + (4,), q, n)
     dx = xp.asarray(x)

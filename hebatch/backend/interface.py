@@ -234,6 +234,14 @@ class RnsOps(abc.ABC):
         )
         return out if add is None else self.add(out, add, moduli)
 
+    def mod_down_rotated(self, x, moduli, special, c0, galois_elt):
+        """The last step of a rotation: mod_down of a key-switched pair x (..., 2, L + 1, n) with c0(X^g) (c0
+        (..., L, n) in coefficient form, a view such as c[..., 0, :, :] included) added to its first part:
+        (mod_down(x_0) + c0(X^g), mod_down(x_1)), shape (..., 2, L, n)."""
+        out = self.mod_down(x, moduli, special)
+        self.automorphism_add(c0, galois_elt, moduli, out[..., 0, :, :])
+        return out
+
     def tensor(self, a, b, moduli):
         """Tensor product of 2-component ciphertexts in NTT form: a, b (..., 2, L, n) ->
         (..., 3, L, n) = (a0 b0, a0 b1 + a1 b0, a1 b1)."""

@@ -16,10 +16,11 @@ Prints a table and writes bfv-<device>-<date>.json into --out (default: the curr
 
 Variants: "graphs" is hebatch.bfv.Context as it is: multiply, key switching and decryption through the
 fused RnsOps steps (tensor, behz_extend, behz_scale_down (the fast floor and Shenoy-Kumaresan together),
-inner_product, mod_down, scale_round: one kernel each on the GPU), and operations on small batches replayed
-from recorded CUDA graphs (Context(graphs=True)); "fused" is the same without graphs (every kernel launched
-from Python); "plain" also replaces the fused steps by RnsOps' generic compositions of the elementary primitives
-(one launch per primitive). All three give identical ciphertexts.
+inner_product, mod_down, mod_down_rotated (a rotation's c0(X^g) added in the mod-down), scale_round: one
+kernel each on the GPU), and operations on small batches replayed from recorded CUDA graphs
+(Context(graphs=True)); "fused" is the same without graphs (every kernel launched from Python); "plain"
+also replaces the fused steps by RnsOps' generic compositions of the elementary primitives (one launch per
+primitive). All three give identical ciphertexts.
 """
 
 from __future__ import annotations
@@ -130,6 +131,7 @@ FUSED_STEPS = (
     "behz_scale_down",
     "inner_product",
     "mod_down",
+    "mod_down_rotated",
     "scale_round",
 )
 

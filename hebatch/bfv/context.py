@@ -218,5 +218,9 @@ class Context(SchemeContext):
         division by P with rounding (mod-down), plus `add` (..., 2, L, n) in the same pass if given."""
         return switching.key_switch(self.ops, self.q, self.params.special, c, ksk, add)
 
+    def _galois_applied(self, c, ksk, *, galois_elt):
+        """Data of ct(X^g) switched back to s, with ksk the key of g; c0(X^g) is added in the mod-down's pass."""
+        return switching.automorphism_switched(self.ops, self.q, self.params.special, c, galois_elt, ksk)
+
 
 __all__ = ["Context"]

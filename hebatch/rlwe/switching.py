@@ -10,10 +10,14 @@ def key_switch(ops, q, special: int, c, ksk, add=None):
     form over q and a key-switching key (L, 2, L + 1, n) from target to s: RNS digits [c]_{q_j}, inner
     product over q and P, then the division by P with rounding (mod-down), plus `add` (..., 2, L, n) in
     the same pass if given."""
-    q = tuple(q)
-    qp = q + (special,)
+    return ops.mod_down(_switched(ops, q, special, c, ksk), q, special, add)
+
+
+def _switched(ops, q, special: int, c, ksk):
+    """The key switch of c before its mod-down: (..., 2, L + 1, n) over q and P, coefficient form."""
+    qp = tuple(q) + (special,)
     digits = ring.ntt_digits(c, qp)  # (..., L, L + 1, n): digit j on every limb
-    return ops.mod_down(ring.intt(ops.inner_product(digits, ksk, qp), qp), q, special, add)
+    return ring.intt(ops.inner_product(digits, ksk, qp), qp)
 
 
 def key_at_level(xp, ksk, limbs: int):
@@ -25,6 +29,14 @@ def key_at_level(xp, ksk, limbs: int):
     return xp.ascontiguousarray(xp.concatenate([ksk[:limbs, :, :limbs], ksk[:limbs, :, L:]], axis=2))
 
 
+def automorphism_switched(ops, q, special: int, c, galois_elt: int, ksk):
+    """Data of ct(X^g) switched back to s with key_switch's method and the key of g, for 2-component data c
+    (..., 2, L, n) in coefficient form: c1(X^g) switched, c0(X^g) added to the first part in the mod-down's pass
+    (RnsOps.mod_down_rotated). The same residues as apply_automorphism with key_switch."""
+    c1 = ops.automorphism(c[..., 1, :, :], galois_elt, q, ntt_form=False)
+    return ops.mod_down_rotated(_switched(ops, q, special, c1, ksk), q, special, c[..., 0, :, :], galois_elt)
+
+
 def apply_automorphism(ops, c, galois_elt: int, q, switch):
     """Data of ct(X^g) switched back to s, for 2-component data c (..., 2, L, n) in coefficient form:
     c1(X^g) switched by `switch` (a function of (..., L, n) giving a new (..., 2, L, n) array, the key
@@ -34,4 +46,4 @@ def apply_automorphism(ops, c, galois_elt: int, q, switch):
     return switched
 
 
-__all__ = ["key_switch", "key_at_level", "apply_automorphism"]
+__all__ = ["key_switch", "key_at_level", "apply_automorphism", "automorphism_switched"]

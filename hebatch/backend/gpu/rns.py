@@ -516,25 +516,48 @@ class CupyRnsOps(RnsOps):
     def mod_down(self, x, moduli, special, add=None):
         """(x_i - [x_p]_centered) * p^-1 mod q_i (+ add) in one kernel; x (..., L + 1, n) over moduli + (p,)."""
         moduli = _check_moduli(moduli)
-        special = int(special)
         limbs = len(moduli)
         x, lead, x_bs = self._items(x, "x", 2, limbs + 1)
         n = x.shape[-1]
-        add_bs, add_parts, add_ps = np.int64(0), np.int32(1), np.int64(0)
-        if add is not None:
-            add = self._array(add, "add")
-            if tuple(add.shape) != tuple(lead) + (limbs, n):
-                raise ValueError(f"add has shape {add.shape}, expected {lead + (limbs, n)}")
-            # one stride between items, or (relinearization) the first two parts of a 3-part ciphertext read
-            # in place through a part stride; anything else is copied
-            bs = self._lead_stride(add, 2)
-            parted = self._part_strides(add, 2) if bs is None else None
-            if bs is not None:
-                add_bs = np.int64(bs)
-            elif parted is not None:
-                add_bs, add_parts, add_ps = parted
-            else:
-                add, _, add_bs = self._items(add, "add", 2, limbs)
+        if add is None:
+            return self._launch_mod_down(x, x_bs, lead, moduli, special, (x, np.int64(0), np.int32(1), np.int64(0)), 0)
+        add = self._array(add, "add")
+        if tuple(add.shape) != tuple(lead) + (limbs, n):
+            raise ValueError(f"add has shape {add.shape}, expected {lead + (limbs, n)}")
+        # one stride between items, or (relinearization) the first two parts of a 3-part ciphertext read
+        # in place through a part stride; anything else is copied
+        bs = self._lead_stride(add, 2)
+        parted = self._part_strides(add, 2) if bs is None else None
+        if bs is not None:
+            source = (add, np.int64(bs), np.int32(1), np.int64(0))
+        elif parted is not None:
+            source = (add,) + parted
+        else:
+            add, _, add_bs = self._items(add, "add", 2, limbs)
+            source = (add, add_bs, np.int32(1), np.int64(0))
+        return self._launch_mod_down(x, x_bs, lead, moduli, special, source, int(source[2]))
+
+    def mod_down_rotated(self, x, moduli, special, c0, galois_elt):
+        """mod_down of a key-switched pair x (..., 2, L + 1, n) with c0(X^g) added to its first part, in one kernel
+        that reads c0 (..., L, n) where it is (a view such as c[..., 0, :, :] included)."""
+        moduli = _check_moduli(moduli)
+        limbs = len(moduli)
+        x, lead, x_bs = self._items(x, "x", 2, limbs + 1)
+        if not lead or lead[-1] != 2:
+            raise ValueError(f"x must have shape (..., 2, {limbs + 1}, n), got {x.shape}")
+        (c0, c0_lead, c0_bs), n, g, _ = self._automorphism_args(c0, galois_elt, moduli)
+        if tuple(c0_lead) != tuple(lead[:-1]) or n != x.shape[-1]:
+            raise ValueError(f"c0 has shape {c0.shape}, expected {lead[:-1] + (limbs, x.shape[-1])}")
+        # both parts of an item address its c0 (part stride 0); only the first adds it
+        source = (c0, c0_bs, np.int32(2), np.int64(0))
+        return self._launch_mod_down(x, x_bs, lead, moduli, special, source, 1, pow(g, -1, 2 * n))
+
+    def _launch_mod_down(self, x, x_bs, lead, moduli, special, source, added_parts: int, add_g_inv: int = 1):
+        """rns_mod_down of the items of x (lead, limbs + 1, n); source: (add, item stride, parts, part stride) of the
+        array added to items whose part is below added_parts, through X -> X^g (rns_mod_down_rotated) where
+        add_g_inv = g^-1 mod 2n is not 1."""
+        special = int(special)
+        limbs, n = len(moduli), x.shape[-1]
         consts, ratios, _ = self._modulus_tables(moduli)
 
         def build():
@@ -545,20 +568,22 @@ class CupyRnsOps(RnsOps):
 
         (p_inv,) = self._uploaded(("mod_down", moduli, special), build)
         batch = math.prod(lead)
-        out = self.xp.empty(lead + (limbs, n), dtype=np.uint64)
+        out = self.xp.empty(tuple(lead) + (limbs, n), dtype=np.uint64)
+        add, add_bs, add_parts, add_ps = source
         self._launch(
-            "rns_mod_down",
+            "rns_mod_down" if add_g_inv == 1 else "rns_mod_down_rotated",
             batch * limbs,
             n,
             (
                 out,
                 x,
                 x_bs,
-                add if add is not None else x,
+                add,
                 add_bs,
                 add_parts,
                 add_ps,
-                np.int32(add is not None),
+                np.int32(added_parts),
+                np.uint64(add_g_inv),
                 np.uint64(special),
                 p_inv,
                 np.int64(batch),
