@@ -5,9 +5,9 @@ For each operation two numbers: the latency of one call on one ciphertext (CUDA 
 call, host work included) and the time per ciphertext of one call on a batch of 64 ciphertexts; on a
 GPU also the device time of each (the calls' launches recorded as a CUDA graph and replayed: no host
 work, which moves between processes and machines). Medians of >= 15 timings after warm-up, inputs
-rotating over freshly encrypted data. The same-run
-references of hebatch.benchmarks.harness (cuFFT complex64 and a device-to-device copy of one
-ciphertext's element count) make numbers comparable across machines.
+rotating over freshly encrypted data. The same-run references of hebatch.benchmarks.harness (cuFFT
+complex64 and a device-to-device copy of one ciphertext's element count) make numbers comparable across
+machines.
 Prints a table and writes bfv-<device>-<date>.json into --out (default: the current directory).
 
     python -m hebatch.benchmarks.bfv                    # GPU, every preset

@@ -535,7 +535,7 @@ class CupyRnsOps(RnsOps):
         else:
             add, _, add_bs = self._items(add, "add", 2, limbs)
             source = (add, add_bs, np.int32(1), np.int64(0))
-        return self._launch_mod_down(x, x_bs, lead, moduli, special, source, int(source[2]))
+        return self._launch_mod_down(x, x_bs, lead, moduli, special, source, int(source[2]))  # every part adds
 
     def mod_down_rotated(self, x, moduli, special, c0, galois_elt):
         """mod_down of a key-switched pair x (..., 2, L + 1, n) with c0(X^g) added to its first part, in one kernel
