@@ -21,17 +21,3 @@ template <bool B>
 struct Bool {
     static constexpr bool value = B;
 };
-
-// Every kernel starts here. Programmatic dependent launch (sm_90 and later): a recorded graph may start a
-// kernel while the one it depends on still runs (hebatch/backend/gpu/dependent_launch.py), so that its blocks
-// are resident when that one ends. The wait holds until the kernels it depends on have finished and their
-// writes are visible; it comes first, before any early return, so that a kernel never finishes ahead of
-// its prerequisites. The trigger after it lets this kernel's own dependents be launched (one kernel ahead,
-// not a chain of waiting grids). Both are no-ops for kernels launched the ordinary way, and absent from
-// older architectures and host builds.
-__device__ __forceinline__ void await_prerequisites() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("griddepcontrol.wait;" ::: "memory");
-    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-#endif
-}

@@ -223,7 +223,6 @@ __global__ void __launch_bounds__((1 << (LOG_NP + LOG_LANES - LOG_R)),
                                                  ntt_max_regs(LOG_R, LANE_MODE)))
     ntt_pass(const typename A::T* __restrict__ in, const typename A::T* __restrict__ in2,
              typename A::T* __restrict__ out, KERNEL_PARAMS NttPassParams<typename A::Tw> prm) {
-    await_prerequisites();
     static_assert((1 << (LOG_NP + LOG_LANES - LOG_R)) <= NTT_MAX_THREADS, "more threads than a block may have");
     static_assert(LANE_MODE >= LANES_ALONG_I && LANE_MODE <= LANES_ALONG_ROW_DENSE,
                   "LANE_MODE: one of enum LaneMode");
@@ -378,7 +377,6 @@ template <class A>
 __global__ void pointwise_mul(const typename A::T* __restrict__ a, const typename A::T* __restrict__ b,
                               typename A::T* __restrict__ c, long long rows, long long n, int limbs,
                               long long a_rows, long long b_rows, const ModConst* __restrict__ consts) {
-    await_prerequisites();
     const long long total = rows * n;
     for (long long idx = blockIdx.x * (long long)blockDim.x + threadIdx.x; idx < total;
          idx += (long long)gridDim.x * blockDim.x) {
@@ -410,7 +408,6 @@ __device__ __forceinline__ u64 table_companion<Goldilocks>(u64, u64) {
 // Each entry carries its Shoup companion.
 template <class A>
 __global__ void merge_table(typename A::Tw* __restrict__ out, KERNEL_PARAMS MergeTableParams<typename A::Tw> prm) {
-    await_prerequisites();
     const A arith(prm.consts[0]);
     const u64 q = prm.consts[0].q;
     for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x; k < prm.count;
@@ -444,7 +441,6 @@ __global__ void merge_table(typename A::Tw* __restrict__ out, KERNEL_PARAMS Merg
 template <class A>
 __global__ void twiddle_grid(const typename A::T* __restrict__ x, typename A::T* __restrict__ y,
                              KERNEL_PARAMS TwiddleGridParams<typename A::Tw> prm) {
-    await_prerequisites();
     const long long rows = prm.rows, cols = prm.cols, x_row_stride = prm.x_row_stride, x_col_stride = prm.x_col_stride;
     const u64 row0 = prm.row0, row_step = prm.row_step, col0 = prm.col0, col_step = prm.col_step, mask = prm.mask;
     const int bits = prm.bits;

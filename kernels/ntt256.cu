@@ -91,7 +91,6 @@ __device__ __forceinline__ Fe four_step_twiddle(long long r, int t, int log_k, i
 template <class F, bool DIT>
 __global__ void __launch_bounds__(NTT256_THREADS, 3)
     ntt256_pass(const Fe* __restrict__ in, Fe* __restrict__ out, KERNEL_PARAMS Ntt256PassParams prm) {
-    await_prerequisites();
     const long long total_lanes = prm.total_lanes;
     const int log_n = prm.log_n, log_k = prm.log_k, log_low = prm.log_low, log_c = prm.log_c,
               log_ktop = prm.log_ktop, tw_bits = prm.tw_bits, use_scale = prm.use_scale, tw_direct = prm.tw_direct;
@@ -241,7 +240,6 @@ __global__ void __launch_bounds__(NTT256_THREADS, 3)
 // out[row, bitrev(i)] = in[row, i] (out must not overlap in), one element per thread: for transforms
 // shorter than a tile (bitrev_tiles256).
 __global__ void bitrev_permute256(const Fe* __restrict__ in, Fe* __restrict__ out, long long total, int log_n) {
-    await_prerequisites();
     const long long n_mask = (1ll << log_n) - 1;
     for (long long idx = blockIdx.x * (long long)blockDim.x + threadIdx.x; idx < total;
          idx += (long long)gridDim.x * blockDim.x) {
@@ -258,7 +256,6 @@ __global__ void bitrev_permute256(const Fe* __restrict__ in, Fe* __restrict__ ou
 // with one scattered element per thread, 5 ms more with tiles.
 __global__ void __launch_bounds__(NTT256_THREADS)
     bitrev_tiles256(const Fe* __restrict__ in, Fe* __restrict__ out, long long tiles, int log_n) {
-    await_prerequisites();
     constexpr int T = BITREV256_TILE_BITS, S = 1 << T, W = S + 1;  // W: rows padded against bank conflicts
     extern __shared__ __align__(32) unsigned char smem_raw[];
     Fe* tile = reinterpret_cast<Fe*>(smem_raw);
@@ -287,7 +284,6 @@ __global__ void __launch_bounds__(NTT256_THREADS)
 template <class F>
 __global__ void scale_by_powers256(const Fe* __restrict__ in, Fe* __restrict__ out, long long total, int log_n,
                                    const Fe* __restrict__ low, const Fe* __restrict__ high, int bits) {
-    await_prerequisites();
     const long long n_mask = (1ll << log_n) - 1;
     for (long long idx = blockIdx.x * (long long)blockDim.x + threadIdx.x; idx < total;
          idx += (long long)gridDim.x * blockDim.x) {
@@ -301,7 +297,6 @@ __global__ void scale_by_powers256(const Fe* __restrict__ in, Fe* __restrict__ o
 // 4-step transform spread over devices, on one block of its matrix. x and y are (rows, cols) elements.
 template <class F>
 __global__ void twiddle_grid256(const Fe* __restrict__ x, Fe* __restrict__ y, KERNEL_PARAMS Grid256Params prm) {
-    await_prerequisites();
     const long long rows = prm.rows, cols = prm.cols;
     const u64 row0 = prm.row0, row_step = prm.row_step, col0 = prm.col0, col_step = prm.col_step, mask = prm.mask;
     const int bits = prm.bits;
@@ -321,7 +316,6 @@ __global__ void twiddle_grid256(const Fe* __restrict__ x, Fe* __restrict__ y, KE
 template <class F>
 __global__ void field_ops256(const Fe* __restrict__ a, const Fe* __restrict__ b, const Fe* __restrict__ r2,
                              Fe* __restrict__ out, long long count) {
-    await_prerequisites();
     const Fe rr = r2[0];
     for (long long idx = blockIdx.x * (long long)blockDim.x + threadIdx.x; idx < count;
          idx += (long long)gridDim.x * blockDim.x) {

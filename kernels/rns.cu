@@ -9,7 +9,6 @@
 // value (reduce, base conversion sums, random words), with ratio = floor(2^128 / q) per modulus.
 // Random words come from ChaCha20 (chacha20.cuh); see the sampling section at the end.
 #include "chacha20.cuh"
-#include "launch.cuh"
 #include "modarith.cuh"
 
 #define RNS_MAX_SRC 64  // source limbs of one base conversion (checked on the host)
@@ -184,17 +183,16 @@ __device__ __forceinline__ void elementwise(u64* __restrict__ out, const u64* __
         long long batch, int limbs, long long n, const ModConst *__restrict__ consts
 #define ELEMENTWISE_PASS out, a, a_bs, a_ls, b, b_bs, b_ls, c, c_bs, c_ls, batch, limbs, n, consts
 
-extern "C" __global__ void rns_add(ELEMENTWISE_ARGS) { await_prerequisites(); elementwise<0>(ELEMENTWISE_PASS); }
-extern "C" __global__ void rns_sub(ELEMENTWISE_ARGS) { await_prerequisites(); elementwise<1>(ELEMENTWISE_PASS); }
-extern "C" __global__ void rns_mul(ELEMENTWISE_ARGS) { await_prerequisites(); elementwise<2>(ELEMENTWISE_PASS); }
-extern "C" __global__ void rns_mul_add(ELEMENTWISE_ARGS) { await_prerequisites(); elementwise<3>(ELEMENTWISE_PASS); }
-extern "C" __global__ void rns_neg(ELEMENTWISE_ARGS) { await_prerequisites(); elementwise<4>(ELEMENTWISE_PASS); }
+extern "C" __global__ void rns_add(ELEMENTWISE_ARGS) { elementwise<0>(ELEMENTWISE_PASS); }
+extern "C" __global__ void rns_sub(ELEMENTWISE_ARGS) { elementwise<1>(ELEMENTWISE_PASS); }
+extern "C" __global__ void rns_mul(ELEMENTWISE_ARGS) { elementwise<2>(ELEMENTWISE_PASS); }
+extern "C" __global__ void rns_mul_add(ELEMENTWISE_ARGS) { elementwise<3>(ELEMENTWISE_PASS); }
+extern "C" __global__ void rns_neg(ELEMENTWISE_ARGS) { elementwise<4>(ELEMENTWISE_PASS); }
 
 // out = a * s_l mod q_l, one reduced scalar per limb with its Shoup companion.
 extern "C" __global__ void rns_mul_scalar(u64* __restrict__ out, const u64* __restrict__ a, long long a_bs,
                                           long long a_ls, const Tw64* __restrict__ scalars, long long batch,
                                           int limbs, long long n, const ModConst* __restrict__ consts) {
-    await_prerequisites();
     ROWS_LOOP(batch * limbs) {
         const long long bi = row / limbs;
         const int l = (int)(row - bi * limbs);
@@ -249,9 +247,9 @@ __device__ __forceinline__ void lift(u64* __restrict__ out, const u64* __restric
         int limbs, long long n, const ModConst *__restrict__ consts, const WideRatio *__restrict__ ratios
 #define LIFT_PASS out, x, x_bs, x_ls, m, batch, limbs, n, consts, ratios
 
-extern "C" __global__ void rns_reduce(LIFT_ARGS) { await_prerequisites(); lift<0>(LIFT_PASS); }
-extern "C" __global__ void rns_from_signed(LIFT_ARGS) { await_prerequisites(); lift<1>(LIFT_PASS); }
-extern "C" __global__ void rns_centered_lift(LIFT_ARGS) { await_prerequisites(); lift<2>(LIFT_PASS); }
+extern "C" __global__ void rns_reduce(LIFT_ARGS) { lift<0>(LIFT_PASS); }
+extern "C" __global__ void rns_from_signed(LIFT_ARGS) { lift<1>(LIFT_PASS); }
+extern "C" __global__ void rns_centered_lift(LIFT_ARGS) { lift<2>(LIFT_PASS); }
 
 // ------------------------------------------------------------------------------------------------
 // Fast base conversion: x (batch, src_limbs, n) -> out (batch, dst_limbs, n), each addressed by its batch
@@ -269,7 +267,6 @@ extern "C" __global__ void rns_base_convert(u64* __restrict__ out, long long out
                                             const WideRatio* __restrict__ dst_ratios,
                                             const u64* __restrict__ dst_r128,
                                             const u64* __restrict__ qhat_mod_p) {  // [dst_limbs][src_limbs]
-    await_prerequisites();
     ROWS_LOOP(batch) {
         const u64* px = x + row * x_bs;
         u64* po = out + row * out_bs;
@@ -330,7 +327,6 @@ __device__ __forceinline__ void inner_product_body(u64* __restrict__ out, const 
         u64* __restrict__ out, const u64* __restrict__ x, long long x_bs, long long x_ks, const u64* __restrict__ key, \
         int digits, long long batch, int limbs, long long n, const ModConst* __restrict__ consts,                  \
         const WideRatio* __restrict__ ratios, const u64* __restrict__ r128) {                                      \
-        await_prerequisites();                                                                                     \
         inner_product_body<PARTS>(out, x, x_bs, x_ks, key, digits, batch, limbs, n, consts, ratios, r128);          \
     }
 INNER_PRODUCT_KERNEL(1)
@@ -400,18 +396,14 @@ __device__ __forceinline__ void mod_down(MOD_DOWN_ARGS) {
         }
     }
 }
-extern "C" __global__ void rns_mod_down(MOD_DOWN_ARGS) { await_prerequisites(); mod_down<false>(MOD_DOWN_PASS); }
-extern "C" __global__ void rns_mod_down_rotated(MOD_DOWN_ARGS) {
-    await_prerequisites();
-    mod_down<true>(MOD_DOWN_PASS);
-}
+extern "C" __global__ void rns_mod_down(MOD_DOWN_ARGS) { mod_down<false>(MOD_DOWN_PASS); }
+extern "C" __global__ void rns_mod_down_rotated(MOD_DOWN_ARGS) { mod_down<true>(MOD_DOWN_PASS); }
 
 // Tensor product of two 2-component ciphertexts in NTT form: a, b (batch, 2, limbs, n) ->
 // out (batch, 3, limbs, n) = (a0 b0, a0 b1 + a1 b0, a1 b1).
 extern "C" __global__ void rns_tensor(u64* __restrict__ out, const u64* __restrict__ a, long long a_bs,
                                       const u64* __restrict__ b, long long b_bs, long long batch, int limbs,
                                       long long n, const ModConst* __restrict__ consts) {
-    await_prerequisites();
     const long long comp = limbs * n;
     ROWS_LOOP(batch * limbs) {
         const long long bi = row / limbs;
@@ -450,7 +442,6 @@ extern "C" __global__ void rns_behz_extend(u64* __restrict__ out, long long out_
                                            const WideRatio* __restrict__ dst_ratios,
                                            const u64* __restrict__ dst_r128, const u64* __restrict__ factors,
                                            u64 neg_q_inv_mt_w, u64 neg_q_inv_mt_wq, const u64* __restrict__ q_terms) {
-    await_prerequisites();
     Tw64 neg_q_inv_mt;
     neg_q_inv_mt.w = neg_q_inv_mt_w;
     neg_q_inv_mt.wq = neg_q_inv_mt_wq;
@@ -563,7 +554,6 @@ __device__ __forceinline__ void behz_sk_column(X&& x_at, int src_limbs, int dst_
 extern "C" __global__ void rns_behz_floor(u64* __restrict__ out, const u64* __restrict__ d_q, long long dq_bs,
                                           const u64* __restrict__ d_b, long long db_bs, long long batch,
                                           int src_limbs, int dst_limbs, long long n, FLOOR_TABLE_ARGS) {
-    await_prerequisites();
     const FloorTables tb = FLOOR_TABLES;
     ROWS_LOOP(batch) {
         const u64* pq = d_q + row * dq_bs;
@@ -580,7 +570,6 @@ extern "C" __global__ void rns_behz_floor(u64* __restrict__ out, const u64* __re
 extern "C" __global__ void rns_behz_sk(u64* __restrict__ out, long long out_bs, const u64* __restrict__ x,
                                        long long x_bs, long long batch, int src_limbs, int dst_limbs, long long n,
                                        SK_TABLE_ARGS) {
-    await_prerequisites();
     const SkTables tb = SK_TABLES;
     ROWS_LOOP(batch) {
         const u64* px = x + row * x_bs;
@@ -599,7 +588,6 @@ extern "C" __global__ void rns_behz_floor_sk(u64* __restrict__ out, long long ou
                                              long long dq_bs, const u64* __restrict__ d_b, long long db_bs,
                                              long long batch, int q_limbs, int b_limbs, long long n,
                                              FLOOR_TABLE_ARGS, SK_TABLE_ARGS) {
-    await_prerequisites();
     const FloorTables floor_tb = FLOOR_TABLES;
     const SkTables sk_tb = SK_TABLES;
     ROWS_LOOP(batch) {
@@ -629,7 +617,6 @@ extern "C" __global__ void rns_scale_round(u64* __restrict__ out, const u64* __r
                                            const WideRatio* __restrict__ dst_ratios,
                                            const u64* __restrict__ dst_r128, const u64* __restrict__ factors,
                                            const Tw64* __restrict__ neg_q_inv, const Tw64* __restrict__ gamma_inv) {
-    await_prerequisites();
     const Mod64 Mt(dst_consts[0]);
     const u64 gamma = dst_consts[1].q;
     ROWS_LOOP(batch) {
@@ -689,11 +676,9 @@ __device__ __forceinline__ void automorphism_coeff(u64* __restrict__ out, long l
         int limbs, int log_n, u64 g, const ModConst *__restrict__ consts
 #define AUTOMORPHISM_COEFF_PASS out, out_bs, x, x_bs, batch, limbs, log_n, g, consts
 extern "C" __global__ void rns_automorphism_coeff(AUTOMORPHISM_COEFF_ARGS) {
-    await_prerequisites();
     automorphism_coeff<false>(AUTOMORPHISM_COEFF_PASS);
 }
 extern "C" __global__ void rns_automorphism_coeff_add(AUTOMORPHISM_COEFF_ARGS) {
-    await_prerequisites();
     automorphism_coeff<true>(AUTOMORPHISM_COEFF_PASS);
 }
 
@@ -701,7 +686,6 @@ extern "C" __global__ void rns_automorphism_coeff_add(AUTOMORPHISM_COEFF_ARGS) {
 // Y_k = X_k' with 2k' + 1 = g (2k + 1) mod 2n (a permutation, no signs). out (batch, limbs, n) contiguous.
 extern "C" __global__ void rns_automorphism_ntt(u64* __restrict__ out, const u64* __restrict__ x, long long x_bs,
                                                 long long batch, int limbs, int log_n, u64 g) {
-    await_prerequisites();
     const long long n = 1ll << log_n;
     const u64 mask = 2 * (u64)n - 1;
     ROWS_LOOP(batch * limbs) {
@@ -777,7 +761,6 @@ __device__ __forceinline__ void sampler_draw(const u32* w, int j, u64& lo, u64& 
 
 // *call = the engine's next call number (launch with one thread, on the sampler's stream, just before it).
 extern "C" __global__ void rns_sampler_claim(u64* __restrict__ counter, u64* __restrict__ call) {
-    await_prerequisites();
     if (blockIdx.x == 0 && threadIdx.x == 0) {
 #if defined(__CUDACC__) || defined(__CUDACC_RTC__)
         *call = atomicAdd(counter, (u64)1);
@@ -791,7 +774,6 @@ extern "C" __global__ void rns_sampler_claim(u64* __restrict__ counter, u64* __r
 // compare with RFC 8439's vectors on the device.
 extern "C" __global__ void rns_chacha20_blocks(u32* __restrict__ out, long long blocks, u64 k0, u64 k1, u64 k2,
                                                u64 k3, u32 counter, u32 n0, u32 n1, u32 n2) {
-    await_prerequisites();
     const SamplerKey key = sampler_key(k0, k1, k2, k3);
     const u32 nonce[3] = {n0, n1, n2};
     SAMPLER_GROUPS_LOOP(blocks) chacha20_block(key.w, counter + (u32)g, nonce, out + 16 * g);
@@ -802,7 +784,6 @@ extern "C" __global__ void rns_random_uniform(u64* __restrict__ out, long long c
                                              const ModConst* __restrict__ consts,
                                              const WideRatio* __restrict__ ratios, u64 k0, u64 k1, u64 k2, u64 k3,
                                              const u64* __restrict__ call_slot) {
-    await_prerequisites();
     const SamplerKey key = sampler_key(k0, k1, k2, k3);
     const u64 call = *call_slot;
     SAMPLER_GROUPS_LOOP((count + SAMPLER_DRAWS_PER_BLOCK - 1) / SAMPLER_DRAWS_PER_BLOCK) {
@@ -824,7 +805,6 @@ extern "C" __global__ void rns_random_uniform(u64* __restrict__ out, long long c
 // out (count int64): uniform in {-1, 0, 1}.
 extern "C" __global__ void rns_random_ternary(long long* __restrict__ out, long long count, u64 k0, u64 k1, u64 k2,
                                              u64 k3, const u64* __restrict__ call_slot) {
-    await_prerequisites();
     const SamplerKey key = sampler_key(k0, k1, k2, k3);
     const u64 call = *call_slot;
     SAMPLER_GROUPS_LOOP((count + SAMPLER_DRAWS_PER_BLOCK - 1) / SAMPLER_DRAWS_PER_BLOCK) {
@@ -845,7 +825,6 @@ extern "C" __global__ void rns_random_ternary(long long* __restrict__ out, long 
 // out (count int64): rounded Gaussian of standard deviation sigma, cut at 6 sigma (see above).
 extern "C" __global__ void rns_random_gaussian(long long* __restrict__ out, long long count, double sigma, u64 k0,
                                               u64 k1, u64 k2, u64 k3, const u64* __restrict__ call_slot) {
-    await_prerequisites();
     const SamplerKey key = sampler_key(k0, k1, k2, k3);
     const u64 call = *call_slot;
     const double bound = SAMPLER_GAUSS_CUT * sigma;

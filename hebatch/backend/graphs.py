@@ -72,9 +72,7 @@ class _Recorded:
             graph = stream.end_capture()  # raises too when the recording was invalidated
         if not isinstance(out, cp.ndarray):
             raise TypeError(f"a recorded function must return one CuPy array, got {type(out).__name__}")
-        from .gpu.dependent_launch import overlapped
-
-        self.graph, self.out = overlapped(graph), out
+        self.graph, self.out = graph, out
         total = getattr(self.pool, "total_bytes", None)
         self.nbytes = total() if total is not None else 0  # device memory this graph holds
         self.lock = threading.Lock()

@@ -18,8 +18,6 @@ import platform
 import statistics
 import time
 
-from hebatch.backend.gpu.dependent_launch import overlapped
-
 WARMUP = 3  # calls before timing: kernels compiled and loaded, tables built, pools warm
 STREAMED = 8  # calls per sample for a throughput time (their host work overlaps the device's)
 
@@ -67,7 +65,6 @@ def graph_time(fn, inputs, repeats: int, calls: int = STREAMED, warmup: int = WA
                 graph = stream.end_capture()
     except Exception:  # not recordable (it waits for the device, say): no device time
         return None
-    graph = overlapped(graph)  # as the library's graphs replay (hebatch.backend.graphs)
     times = []
     start, end = cp.cuda.Event(), cp.cuda.Event()
     for i in range(repeats + 1):

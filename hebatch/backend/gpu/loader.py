@@ -15,7 +15,6 @@ import threading
 from functools import lru_cache
 
 from ..kernels import KERNEL_DEFINES
-from .dependent_launch import note_kernel
 
 _PACKAGE = pathlib.Path(__file__).resolve().parents[2]  # hebatch/
 COMPILE_OPTIONS = ("-std=c++17", "--device-int128")
@@ -48,19 +47,6 @@ class _Prebuilt:
 
     def get_function(self, name: str):
         return self.module.get_function(self.index[name])
-
-
-class _Kernels:
-    """A loaded module of kernels/: get_function notes each kernel as one that starts by awaiting its
-    prerequisites (dependent_launch)."""
-
-    def __init__(self, module):
-        self.module = module
-
-    def get_function(self, name: str):
-        kernel = self.module.get_function(name)
-        note_kernel(kernel)
-        return kernel
 
 
 @lru_cache(maxsize=4)
@@ -135,7 +121,7 @@ def load_module(filename: str, defines: tuple[tuple[str, str], ...] = (), name_e
     if prebuilt and not defines and filename == "ntt.cu" and name_expressions:
         module = _prebuilt(prebuilt, device)
         if module is not None and all(name in module.index for name in name_expressions):
-            return _Kernels(module)
+            return module
     key = (device, filename, defines, tuple(name_expressions or ()))
     with _LOCK:
         module = _MODULES.get(key)
@@ -147,7 +133,7 @@ def load_module(filename: str, defines: tuple[tuple[str, str], ...] = (), name_e
             )
             module.compile()
             _MODULES[key] = module
-    return _Kernels(module)
+    return module
 
 
 @lru_cache(maxsize=1)
