@@ -96,9 +96,6 @@ struct MergeTableParams {
     int last_bits;  // stages from here on in the order of a merge's last pass (0: natural order)
 };
 
-// Post-factor loads a dense-rows thread has in flight in a last pass's store loop (see ntt_pass).
-constexpr int POST_LOADS_IN_FLIGHT = 8;
-
 // Bank-conflict-avoiding placement of 64/32-bit words: XOR the low nibble with the higher nibbles.
 __device__ __forceinline__ int swizzle(int x) { return x ^ (((x >> 4) ^ (x >> 8) ^ (x >> 12)) & 15); }
 
@@ -359,10 +356,6 @@ __global__ void __launch_bounds__((1 << (LOG_NP + LOG_LANES - LOG_R)),
                     v = arith.mul_tw(v, pl[limb * p_stride_l + (jpost & p_mask)]);
                 }
                 out[addr] = arith.reduce(v);
-                // the dense-rows kernel (64 registers) would hoist every post factor's load ahead of the products
-                // and spill: a compiler barrier after every POST_LOADS_IN_FLIGHT elements bounds them
-                if constexpr (POST_MODE != TABLES_NONE && LANE_MODE == LANES_ALONG_ROW_DENSE)
-                    if (e % POST_LOADS_IN_FLIGHT == POST_LOADS_IN_FLIGHT - 1) asm volatile("" ::: "memory");
             } else if (BY_POSITION) {  // keep_positions: the next (merge) pass continues the same in-place transform
                 const int g_last = LOG_G > 0 ? (int)(__brev((u32)tg) >> (32 - LOG_G)) : 0;
                 out[out_base + ((long long)((g_last << LOG_R) | e)) * d_i] = v;
