@@ -1,7 +1,7 @@
 // Modular arithmetic for hebatch's kernels. No system headers: compiles with NVRTC and nvcc.
 //
 // Four reduction kinds, each a struct with the interface the NTT kernels are templated on (ct, mul_tw,
-// mul, reduce); Mod64 also has add and sub for the RNS kernels:
+// mul, reduce for butterfly outputs, reduce_product for products); Mod64 also has add and sub for the RNS kernels:
 //   Mod64     q < 2^62, uint64 words. Butterflies keep values lazily in [0, 4q) (Harvey); twiddles are
 //             multiplied with an estimate of Shoup's quotient; general products use the Barrett variant of
 //             Shivdikar et al. (mu = floor(2^(2m+1)/q), at most one correction).
@@ -89,6 +89,8 @@ struct Mod64 {
         x = sub_if_carry(x, neg_two_q);
         return x >= q ? x - q : x;
     }
+    // a product (mul_tw's [0, 4q), or mul's [0, q)) -> [0, q); Mod60 inherits it, its reduce starting from 16q
+    __device__ __forceinline__ T reduce_product(T x) const { return Mod64::reduce(x); }
     // a * b mod q for a, b < q (Barrett, one correction).
     __device__ __forceinline__ T mul(T a, T b) const {
         u128 x = (u128)a * b;
@@ -233,6 +235,7 @@ struct Goldilocks {
     }
     // lazy [0, 2^64) -> [0, P)
     __device__ __forceinline__ T reduce(T x) const { return x >= P ? x - P : x; }
+    __device__ __forceinline__ T reduce_product(T x) const { return reduce(x); }
 };
 
 struct Mod32 {
@@ -259,6 +262,7 @@ struct Mod32 {
         y = a - b + q;
     }
     __device__ __forceinline__ T reduce(T x) const { return x >= q ? x - q : x; }
+    __device__ __forceinline__ T reduce_product(T x) const { return reduce(x); }  // mul_tw's [0, 2q), mul's [0, q)
     __device__ __forceinline__ T mul(T a, T b) const {
         u64 x = (u64)a * b;
         u64 c = x >> (m - 2);

@@ -355,7 +355,9 @@ __global__ void __launch_bounds__((1 << (LOG_NP + LOG_LANES - LOG_R)),
                     if (POST_MODE == TABLES_TWO) v = arith.mul_tw(v, ph[limb * p_stride_h + (jpost >> p_bits)]);
                     v = arith.mul_tw(v, pl[limb * p_stride_l + (jpost & p_mask)]);
                 }
-                out[addr] = arith.reduce(v);
+                // a product (post factor, store twiddle) leaves v below 4q, a butterfly up to 16q (Mod60)
+                out[addr] = (POST_MODE != TABLES_NONE || TW_MODE != TABLES_NONE) ? arith.reduce_product(v)
+                                                                                   : arith.reduce(v);
             } else if (BY_POSITION) {  // keep_positions: the next (merge) pass continues the same in-place transform
                 const int g_last = LOG_G > 0 ? (int)(__brev((u32)tg) >> (32 - LOG_G)) : 0;
                 out[out_base + ((long long)((g_last << LOG_R) | e)) * d_i] = v;
@@ -386,7 +388,7 @@ __global__ void pointwise_mul(const typename A::T* __restrict__ a, const typenam
         const A arith(consts[limb]);
         const long long ra = a_rows == rows ? row : row % limbs;
         const long long rb = b_rows == rows ? row : row % limbs;
-        c[idx] = arith.reduce(arith.mul(a[ra * n + col], b[rb * n + col]));
+        c[idx] = arith.reduce_product(arith.mul(a[ra * n + col], b[rb * n + col]));
     }
 }
 
@@ -426,7 +428,8 @@ __global__ void merge_table(typename A::Tw* __restrict__ out, KERNEL_PARAMS Merg
             const u64 j = s ? __brevll(i) >> (64 - s) : 0;
             e = ((prm.mult * j + prm.add) << (prm.log_n - 1 - s)) & prm.mask;
         }
-        const u64 w = arith.reduce(arith.mul_tw(prm.high[e >> prm.bits].w, prm.low[e & ((1ull << prm.bits) - 1)]));
+        const u64 w =
+            arith.reduce_product(arith.mul_tw(prm.high[e >> prm.bits].w, prm.low[e & ((1ull << prm.bits) - 1)]));
         typename A::Tw entry;
         entry.w = w;
         entry.wq = table_companion<A>(w, q);
@@ -456,6 +459,6 @@ __global__ void twiddle_grid(const typename A::T* __restrict__ x, typename A::T*
         typename A::T v = x[i * x_row_stride + j * x_col_stride];
         v = arith.mul_tw(v, high[e >> bits]);
         v = arith.mul_tw(v, low[e & ((1ull << bits) - 1)]);
-        y[idx] = arith.reduce(v);
+        y[idx] = arith.reduce_product(v);
     }
 }

@@ -8,6 +8,8 @@ import itertools
 import numpy as np
 import pytest
 
+from hebatch.field import BABYBEAR, ntt_primes
+
 from .host_kernels import compiler, host_library
 
 P = 2**64 - 2**32 + 1
@@ -64,3 +66,69 @@ def test_goldilocks_butterfly_on_lazy_values_matches_python_ints(rounds):
             a, b = (a + t * b) % P, (a - t * b) % P
         assert int(got_x[i]) % P == a and int(got_y[i]) % P == b, (x[i], y[i], w[i])
         assert int(reduced[i]) == a, (x[i], y[i], w[i])
+
+
+PRODUCT_SOURCE = r"""
+#include "modarith.cuh"
+// reduce_product of a twiddle product (x * w, Shoup companion wq) and of a general product (a * b), per element
+template <class A>
+void products(const ModConst& c, const u64* x, const u64* w, const u64* wq, const u64* a, const u64* b, u64* tw_out,
+              u64* mul_out, long long count) {
+    const A arith(c);
+    for (long long i = 0; i < count; ++i) {
+        const typename A::Tw t = {(typename A::T)w[i], (typename A::T)wq[i]};
+        tw_out[i] = arith.reduce_product(arith.mul_tw((typename A::T)x[i], t));
+        mul_out[i] = arith.reduce_product(arith.mul((typename A::T)a[i], (typename A::T)b[i]));
+    }
+}
+#define PRODUCTS(A)                                                                                             \
+    extern "C" void products_##A(u64 q, u64 mu, u32 m, const u64* x, const u64* w, const u64* wq, const u64* a, \
+                                 const u64* b, u64* tw_out, u64* mul_out, long long count) {                    \
+        const ModConst c = {q, mu, m, 0};                                                                        \
+        products<A>(c, x, w, wq, a, b, tw_out, mul_out, count);                                                  \
+    }
+PRODUCTS(Mod60)
+PRODUCTS(Mod64)
+PRODUCTS(Mod32)
+PRODUCTS(Goldilocks)
+"""
+
+
+@pytest.mark.parametrize(
+    "arith, q",
+    [
+        ("Mod60", ntt_primes(60, 2**17, 1)[0]),  # the largest 60-bit NTT prime, and a small one
+        ("Mod60", ntt_primes(45, 2**17, 1)[0]),
+        ("Mod64", ntt_primes(62, 2**17, 1)[0]),
+        ("Mod32", BABYBEAR),
+        ("Goldilocks", P),
+    ],
+)
+def test_reduce_product_ends_every_product_below_q(arith, q):
+    """reduce_product (the kernels' final reduction after a twiddle product or a general product) gives the
+    exact residue, for inputs anywhere in the word (twiddle products) and reduced operands (general products),
+    edges included."""
+    rng = np.random.default_rng()
+    bits = 32 if arith == "Mod32" else 64
+    word_max = 2**bits - 1
+    xs = [0, 1, q - 1, q, 2 * q - 1, word_max] + [int(v) for v in rng.integers(0, 2**63, size=60, dtype=np.uint64)]
+    xs = [v & word_max for v in xs]
+    ws = [0, 1, q - 1] + [int(v) for v in rng.integers(0, q, size=63, dtype=np.uint64)]
+    ops = [q - 1, 0, 1] + [int(v) for v in rng.integers(0, q, size=63, dtype=np.uint64)]
+    ops_b = [q - 1, q - 1, 1] + [int(v) for v in rng.integers(0, q, size=63, dtype=np.uint64)]
+    companions = [0 if arith == "Goldilocks" else (w << bits) // q for w in ws]
+    m = q.bit_length()
+    mu = (1 << (2 * m + 1)) // q
+    lib = host_library(PRODUCT_SOURCE, headers=("modarith.cuh",))
+    arrays = [np.array(v, dtype=np.uint64) for v in (xs, ws, companions, ops, ops_b)]
+    tw_out, mul_out = np.zeros(len(xs), dtype=np.uint64), np.zeros(len(xs), dtype=np.uint64)
+    getattr(lib, f"products_{arith}")(
+        ctypes.c_uint64(q),
+        ctypes.c_uint64(mu & (2**64 - 1)),
+        ctypes.c_uint32(m),
+        *(ctypes.c_void_p(a.ctypes.data) for a in (*arrays, tw_out, mul_out)),
+        ctypes.c_longlong(len(xs)),
+    )
+    for i in range(len(xs)):
+        assert int(tw_out[i]) == xs[i] * ws[i] % q, (arith, q, xs[i], ws[i])
+        assert int(mul_out[i]) == ops[i] * ops_b[i] % q, (arith, q, ops[i], ops_b[i])
