@@ -1,6 +1,7 @@
-"""kernels/modarith.cuh's Goldilocks butterfly built for the CPU, against Python integers: it keeps values
+"""kernels/modarith.cuh built for the CPU, against Python integers. The Goldilocks butterfly keeps values
 lazily anywhere below 2^64, so the edges (values at and above P, products near P) are checked directly;
-random transform inputs almost never reach them."""
+random transform inputs almost never reach them. reduce_product, which ends the kernels' twiddle and general
+products, is checked for every reduction kind on word-wide inputs."""
 
 import ctypes
 import itertools
@@ -97,8 +98,9 @@ PRODUCTS(Goldilocks)
 @pytest.mark.parametrize(
     "arith, q",
     [
-        ("Mod60", ntt_primes(60, 2**17, 1)[0]),  # the largest 60-bit NTT prime, and a small one
+        ("Mod60", ntt_primes(60, 2**17, 1)[0]),  # Mod60 serves every modulus below 2^60, small ones too
         ("Mod60", ntt_primes(45, 2**17, 1)[0]),
+        ("Mod60", ntt_primes(31, 2**17, 1)[0]),
         ("Mod64", ntt_primes(62, 2**17, 1)[0]),
         ("Mod32", BABYBEAR),
         ("Goldilocks", P),
@@ -111,7 +113,7 @@ def test_reduce_product_ends_every_product_below_q(arith, q):
     rng = np.random.default_rng()
     bits = 32 if arith == "Mod32" else 64
     word_max = 2**bits - 1
-    xs = [0, 1, q - 1, q, 2 * q - 1, word_max] + [int(v) for v in rng.integers(0, 2**63, size=60, dtype=np.uint64)]
+    xs = [0, 1, q - 1, q, 2 * q - 1, word_max] + [int(v) for v in rng.integers(0, 2**64, size=60, dtype=np.uint64)]
     xs = [v & word_max for v in xs]
     ws = [0, 1, q - 1] + [int(v) for v in rng.integers(0, q, size=63, dtype=np.uint64)]
     ops = [q - 1, 0, 1] + [int(v) for v in rng.integers(0, q, size=63, dtype=np.uint64)]
