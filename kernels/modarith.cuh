@@ -77,6 +77,12 @@ struct Mod64 {
 #endif
         return x * t.w + qhat * neg_q;  // -qhat q as qhat (2^64 - q): products that accumulate
     }
+    // x * w mod q in [0, q) for any x < 2^64: Shoup's exact quotient leaves [0, 2q), one subtraction ends it (where
+    // a product is stored, the estimate's two subtractions cost more than the exact quotient's products)
+    __device__ __forceinline__ T mul_tw_reduced(T x, const Tw& t) const {
+        const T r = x * t.w + __umul64hi(x, t.wq) * neg_q;
+        return r >= q ? r - q : r;
+    }
     // Cooley-Tukey butterfly on values in [0, 4q): (x, y) -> (x + w y, x - w y), outputs in [0, 4q).
     __device__ __forceinline__ void ct(T& x, T& y, const Tw& t) const {
         const T a = sub_if_carry(x, neg_two_q);
@@ -236,6 +242,7 @@ struct Goldilocks {
     // lazy [0, 2^64) -> [0, P)
     __device__ __forceinline__ T reduce(T x) const { return x >= P ? x - P : x; }
     __device__ __forceinline__ T reduce_product(T x) const { return reduce(x); }
+    __device__ __forceinline__ T mul_tw_reduced(T x, const Tw& t) const { return reduce(mul(x, t.w)); }
 };
 
 struct Mod32 {
@@ -263,6 +270,7 @@ struct Mod32 {
     }
     __device__ __forceinline__ T reduce(T x) const { return x >= q ? x - q : x; }
     __device__ __forceinline__ T reduce_product(T x) const { return reduce(x); }  // mul_tw's [0, 2q), mul's [0, q)
+    __device__ __forceinline__ T mul_tw_reduced(T x, const Tw& t) const { return reduce(mul_tw(x, t)); }
     __device__ __forceinline__ T mul(T a, T b) const {
         u64 x = (u64)a * b;
         u64 c = x >> (m - 2);

@@ -353,11 +353,11 @@ __global__ void __launch_bounds__((1 << (LOG_NP + LOG_LANES - LOG_R)),
                 if (POST_MODE != TABLES_NONE) {
                     const long long jpost = BY_POSITION ? addr - row * n : k;  // post_by_output
                     if (POST_MODE == TABLES_TWO) v = arith.mul_tw(v, ph[limb * p_stride_h + (jpost >> p_bits)]);
-                    v = arith.mul_tw(v, pl[limb * p_stride_l + (jpost & p_mask)]);
+                    out[addr] = arith.mul_tw_reduced(v, pl[limb * p_stride_l + (jpost & p_mask)]);
+                } else {
+                    // a store twiddle's product leaves v below 4q, a butterfly up to 16q (Mod60)
+                    out[addr] = TW_MODE != TABLES_NONE ? arith.reduce_product(v) : arith.reduce(v);
                 }
-                // a product (post factor, store twiddle) leaves v below 4q, a butterfly up to 16q (Mod60)
-                out[addr] = (POST_MODE != TABLES_NONE || TW_MODE != TABLES_NONE) ? arith.reduce_product(v)
-                                                                                   : arith.reduce(v);
             } else if (BY_POSITION) {  // keep_positions: the next (merge) pass continues the same in-place transform
                 const int g_last = LOG_G > 0 ? (int)(__brev((u32)tg) >> (32 - LOG_G)) : 0;
                 out[out_base + ((long long)((g_last << LOG_R) | e)) * d_i] = v;

@@ -1,7 +1,7 @@
 """kernels/modarith.cuh built for the CPU, against Python integers. The Goldilocks butterfly keeps values
 lazily anywhere below 2^64, so the edges (values at and above P, products near P) are checked directly;
-random transform inputs almost never reach them. reduce_product, which ends the kernels' twiddle and general
-products, is checked for every reduction kind on word-wide inputs."""
+random transform inputs almost never reach them. reduce_product and mul_tw_reduced, which end the kernels' twiddle
+and general products, are checked for every reduction kind on word-wide inputs."""
 
 import ctypes
 import itertools
@@ -71,22 +71,24 @@ def test_goldilocks_butterfly_on_lazy_values_matches_python_ints(rounds):
 
 PRODUCT_SOURCE = r"""
 #include "modarith.cuh"
-// reduce_product of a twiddle product (x * w, Shoup companion wq) and of a general product (a * b), per element
+// reduce_product of a twiddle product (x * w, Shoup companion wq) and of a general product (a * b), and
+// mul_tw_reduced of the twiddle product, per element
 template <class A>
 void products(const ModConst& c, const u64* x, const u64* w, const u64* wq, const u64* a, const u64* b, u64* tw_out,
-              u64* mul_out, long long count) {
+              u64* exact_out, u64* mul_out, long long count) {
     const A arith(c);
     for (long long i = 0; i < count; ++i) {
         const typename A::Tw t = {(typename A::T)w[i], (typename A::T)wq[i]};
         tw_out[i] = arith.reduce_product(arith.mul_tw((typename A::T)x[i], t));
+        exact_out[i] = arith.mul_tw_reduced((typename A::T)x[i], t);
         mul_out[i] = arith.reduce_product(arith.mul((typename A::T)a[i], (typename A::T)b[i]));
     }
 }
 #define PRODUCTS(A)                                                                                             \
     extern "C" void products_##A(u64 q, u64 mu, u32 m, const u64* x, const u64* w, const u64* wq, const u64* a, \
-                                 const u64* b, u64* tw_out, u64* mul_out, long long count) {                    \
+                                 const u64* b, u64* tw_out, u64* exact_out, u64* mul_out, long long count) {    \
         const ModConst c = {q, mu, m, 0};                                                                        \
-        products<A>(c, x, w, wq, a, b, tw_out, mul_out, count);                                                  \
+        products<A>(c, x, w, wq, a, b, tw_out, exact_out, mul_out, count);                                       \
     }
 PRODUCTS(Mod60)
 PRODUCTS(Mod64)
@@ -107,9 +109,9 @@ PRODUCTS(Goldilocks)
     ],
 )
 def test_reduce_product_ends_every_product_below_q(arith, q):
-    """reduce_product (the kernels' final reduction after a twiddle product or a general product) gives the
-    exact residue, for inputs anywhere in the word (twiddle products) and reduced operands (general products),
-    edges included."""
+    """reduce_product (the kernels' final reduction after a twiddle product or a general product) and
+    mul_tw_reduced (a twiddle product with its reduction, where an inverse stores) give the exact residue, for
+    inputs anywhere in the word (twiddle products) and reduced operands (general products), edges included."""
     rng = np.random.default_rng()
     bits = 32 if arith == "Mod32" else 64
     word_max = 2**bits - 1
@@ -123,14 +125,15 @@ def test_reduce_product_ends_every_product_below_q(arith, q):
     mu = (1 << (2 * m + 1)) // q
     lib = host_library(PRODUCT_SOURCE, headers=("modarith.cuh",))
     arrays = [np.array(v, dtype=np.uint64) for v in (xs, ws, companions, ops, ops_b)]
-    tw_out, mul_out = np.zeros(len(xs), dtype=np.uint64), np.zeros(len(xs), dtype=np.uint64)
+    tw_out, exact_out, mul_out = (np.zeros(len(xs), dtype=np.uint64) for _ in range(3))
     getattr(lib, f"products_{arith}")(
         ctypes.c_uint64(q),
         ctypes.c_uint64(mu & (2**64 - 1)),
         ctypes.c_uint32(m),
-        *(ctypes.c_void_p(a.ctypes.data) for a in (*arrays, tw_out, mul_out)),
+        *(ctypes.c_void_p(a.ctypes.data) for a in (*arrays, tw_out, exact_out, mul_out)),
         ctypes.c_longlong(len(xs)),
     )
     for i in range(len(xs)):
         assert int(tw_out[i]) == xs[i] * ws[i] % q, (arith, q, xs[i], ws[i])
+        assert int(exact_out[i]) == xs[i] * ws[i] % q, (arith, q, xs[i], ws[i])
         assert int(mul_out[i]) == ops[i] * ops_b[i] % q, (arith, q, ops[i], ops_b[i])
