@@ -1,7 +1,8 @@
 // Modular arithmetic for hebatch's kernels. No system headers: compiles with NVRTC and nvcc.
 //
-// Four reduction kinds, each a struct with the interface the NTT kernels are templated on (ct, mul_tw,
-// mul, reduce for butterfly outputs, reduce_product for products); Mod64 also has add and sub for the RNS kernels:
+// Four reduction kinds, each a struct with the interface the NTT kernels are templated on (ct, mul_tw, mul,
+// reduce for butterfly outputs, reduce_product for products, mul_tw_reduced); Mod64 also has add and sub for the
+// RNS kernels:
 //   Mod64     q < 2^62, uint64 words. Butterflies keep values lazily in [0, 4q) (Harvey); twiddles are
 //             multiplied with an estimate of Shoup's quotient; general products use the Barrett variant of
 //             Shivdikar et al. (mu = floor(2^(2m+1)/q), at most one correction).
