@@ -157,9 +157,9 @@ __device__ __forceinline__ void ntt_steps(typename A::T (&x)[1 << LOG_R], typena
                 table + ((1ll << (s0 + st)) | (ORDERED ? ((long long)g_hi << (u + s0)) | h
                                                        : (h << st) | ((long long)g_hi << u)));
             typename A::Tw w;
-            // the transform's last stage (a step of at least two stages, so that half is 1, b = j and the
-            // groups 2k, 2k + 1 are one thread's)
-            const bool paired = PAIRED && STEP == STEPS - 1 && u == stages - 1 && stages > 1;
+            // the transform's last two stages (from the step's second stage on, where the groups 2k, 2k + 1 are
+            // one thread's)
+            const bool paired = PAIRED && STEP == STEPS - 1 && u >= 1 && u >= stages - 2;
 #pragma unroll
             for (int b = 0; b < R / 2; ++b) {  // constant trip counts keep x in registers
                 const int j = b / half, e = j * 2 * half + (b % half);

@@ -187,9 +187,9 @@ def emulate_pass(ln, src, in2, dst, prm, memory, arith_kind):
         for u in range(stages):
             half = R >> (u + 1)
             st = s + u
-            # a merge's last pass: the transform's last stage reads the even groups' entries, and the odd groups
-            # multiply by entry 0 first (the ratio of the two, tables.merge_table)
-            paired = paired_pass and step == steps - 1 and u == stages - 1 and stages > 1
+            # a merge's last pass: the transform's last two stages read the even groups' entries, and the odd
+            # groups multiply by entry 0 first (the ratio of the two, the same in every stage: tables.merge_table)
+            paired = paired_pass and step == steps - 1 and u >= 1 and u >= stages - 2
             for b in range(R // 2):
                 j, e = b // half, (b // half) * 2 * half + (b % half)
                 if paired and j & 1:
