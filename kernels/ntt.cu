@@ -36,8 +36,8 @@ enum LaneMode {
     LANES_BITREV = 3,     // lanes are o = bitrev(v), v consecutive; output base = v (merge last pass)
     LANES_BITREV_ORDERED = 4,  // the same, its table stages holding group o 2^t + r at r 2^s0 + v
                                // (hebatch.ntt.tables.last_pass_order): neighbouring lanes read neighbouring entries
-    LANES_BITREV_ORDERED_PAIRED = 5,  // the same, the transform's last stage reading its even groups' entries
-                                      // only (ntt_steps, PAIRED)
+    LANES_BITREV_ORDERED_PAIRED = 5,  // the same, the transform's last two stages reading their even groups'
+                                      // entries only (ntt_steps, PAIRED)
     LANES_ALONG_ROW_DENSE = 6,  // LANES_ALONG_ROW compiled for more blocks per SM (NTT_MAX_REGS_DENSE_ROWS): batches
                                 // of many rows of one row per block (hebatch.ntt.recipes.dense_rows)
 };
@@ -103,11 +103,12 @@ __device__ __forceinline__ int swizzle(int x) { return x ^ (((x >> 4) ^ (x >> 8)
 // then the next step. Step 0 covers the top R0 stages; every later step covers LOG_R stages.
 // h: the global index bits above the pass (o of a merge pass, 0 for others), or, when ORDERED
 // (LANES_BITREV_ORDERED), the lane's v, the table's stages of this pass being in the last pass's order.
-// PAIRED (LANES_BITREV_ORDERED_PAIRED, a merge's last pass, whose last stage is the transform's): that stage's
-// odd groups 2k + 1 take the twiddle of group 2k times a constant, `pair` (entry 0 of the merge table, see
-// merge_table), so the thread multiplies its odd butterflies' second inputs by it and reads half of that stage's
-// entries: half of the table's bytes, for one more product per two butterflies of the stage. The plan chooses it
-// where each row reads the table from device memory (hebatch.ntt.recipes.paired_last_stage).
+// PAIRED (LANES_BITREV_ORDERED_PAIRED, a merge's last pass, whose last stages are the transform's): in every stage
+// the odd groups 2k + 1 take the twiddle of group 2k times one constant, `pair` (entry 0 of the merge table, see
+// merge_table), so in the transform's last two stages the thread multiplies its odd butterflies' second inputs by
+// it and reads half of the stage's entries (the two stages hold three quarters of the table), for one more product
+// per two butterflies of those stages. The plan chooses it where each row reads the table from device memory
+// (hebatch.ntt.recipes.paired_last_stage).
 template <class A, int LOG_NP, int LOG_LANES, int LOG_R, bool ORDERED, bool PAIRED, int STEP>
 __device__ __forceinline__ void ntt_steps(typename A::T (&x)[1 << LOG_R], typename A::T* smem, int lane, int tg,
                                           const typename A::Tw* __restrict__ table, int s0, long long h,
@@ -333,6 +334,13 @@ __global__ void __launch_bounds__((1 << (LOG_NP + LOG_LANES - LOG_R)),
     // ---- store: element e sits at p = bitrev_G(tg) * R + e and holds sub-output k = bitrev_R(e) * G + tg ----
     // The store loop is written once per value of its run-time switch (post_by_output in a last pass,
     // keep_positions otherwise), so that no select stays in the unrolled loop.
+    // A merge's last pass stores output j = v + k 2^s0 (lane v), and p_bits <= s0 (checked by the launch's
+    // hebatch.backend.gpu.ntt.pass_params): the low post factor, low[j & p_mask], is the lane's, read once.
+    constexpr bool BITREV_LANES = LANE_MODE == LANES_BITREV || ORDERED;
+    Tw lane_post{};
+    if constexpr (LAST && BITREV_LANES && POST_MODE == TABLES_TWO) {
+        if (post_by_output) lane_post = pl[limb * p_stride_l + (lane_v & p_mask)];
+    }
     auto store = [&](auto by_position) {
         constexpr bool BY_POSITION = decltype(by_position)::value;
 #pragma unroll
@@ -353,7 +361,9 @@ __global__ void __launch_bounds__((1 << (LOG_NP + LOG_LANES - LOG_R)),
                 if (POST_MODE != TABLES_NONE) {
                     const long long jpost = BY_POSITION ? addr - row * n : k;  // post_by_output
                     if (POST_MODE == TABLES_TWO) v = arith.mul_tw(v, ph[limb * p_stride_h + (jpost >> p_bits)]);
-                    out[addr] = arith.mul_tw_reduced(v, pl[limb * p_stride_l + (jpost & p_mask)]);
+                    out[addr] = arith.mul_tw_reduced(v, POST_MODE == TABLES_TWO && BITREV_LANES && BY_POSITION
+                                                            ? lane_post
+                                                            : pl[limb * p_stride_l + (jpost & p_mask)]);
                 } else {
                     // a store twiddle's product leaves v below 4q, a butterfly up to 16q (Mod60)
                     out[addr] = TW_MODE != TABLES_NONE ? arith.reduce_product(v) : arith.reduce(v);
@@ -406,7 +416,8 @@ __device__ __forceinline__ u64 table_companion<Goldilocks>(u64, u64) {
 // of stage s = floor(log2 k) and group i = k - 2^s (from position k - 2^s = r 2^b + v when s >= b = last_bits:
 // i = bitrev_b(v) 2^(s - b) + r, tables.last_pass_order) is root^E with E = (mult brv_s(i) + add) << (log_n - 1 - s)
 // (forward negacyclic: mult 2, add 1; cyclic: 1, 0), E < N = mask + 1, root^E = high[E >> bits] *
-// low[E & (2^bits - 1)]; entry 0 is the last stage's ratio of odd to even groups' entries (1 below 4 points).
+// low[E & (2^bits - 1)]; entry 0 is the ratio of odd to even groups' entries, one constant for every stage from
+// stage 1 on (1 below 4 points).
 // Each entry carries its Shoup companion.
 template <class A>
 __global__ void merge_table(typename A::Tw* __restrict__ out, KERNEL_PARAMS MergeTableParams<typename A::Tw> prm) {
@@ -416,9 +427,9 @@ __global__ void merge_table(typename A::Tw* __restrict__ out, KERNEL_PARAMS Merg
          k += (long long)gridDim.x * blockDim.x) {
         u64 e = 0;  // the exponent of the entry's power of root (entry 0 below 4 points: 1)
         if (k == 0) {
-            // entry 0 (no stage's): the ratio of the last stage's entries of odd groups 2k + 1 to those of
-            // groups 2k, E(2k + 1) - E(2k) = mult 2^(log_n - 2) (bitrev_(log_n - 1)(2k + 1) is that of 2k plus
-            // 2^(log_n - 2)); the last merge pass reads it instead of half of that stage (ntt_steps, PAIRED)
+            // entry 0 (no stage's): the ratio of a stage's entries of odd groups 2k + 1 to those of groups 2k,
+            // E(2k + 1) - E(2k) = mult 2^(log_n - 2) in every stage s >= 1 (bitrev_s(2k + 1) is that of 2k plus
+            // 2^(s - 1)); the last merge pass reads it instead of half of the last two stages (ntt_steps, PAIRED)
             if (prm.log_n >= 2) e = (prm.mult << (prm.log_n - 2)) & prm.mask;
         } else {
             const int s = 63 - __clzll(k);

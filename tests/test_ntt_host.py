@@ -179,6 +179,24 @@ def test_ntt_pass_on_host_threads_matches_cpu(
     assert (fused == want).all()
 
 
+@pytest.mark.parametrize("paired", [False, True])
+def test_merge_inverse_two_level_post_factor_on_host_threads(backend, monkeypatch, paired):
+    """Above 2^SINGLE_LEVEL_MAX_LOG points a merge inverse's post factor n^-1 psi^-j is the product of two table
+    entries, the last pass reading the low one once per lane (j = v + k 2^s0): forced here at 2^8 points."""
+    from hebatch import arith
+
+    monkeypatch.setattr(arith, "SINGLE_LEVEL_MAX_LOG", 3)
+    rng = np.random.default_rng()
+    n = 1 << 8
+    plan = make_plan(
+        n, Q60, tuple(default_root(q, n, True) for q in Q60), True, "radix2", (16, 16), None, True, False, None, paired
+    )
+    cpu = NumpyBackend()
+    x = rng.integers(0, 2**63, size=(3, len(Q60), n), dtype=np.uint64) % np.array(Q60, dtype=np.uint64)[:, None]
+    assert [t for _, t in plan.gpu_pass_modes(True, 64)][-1] == 2  # two post tables
+    assert (backend.inverse(cpu.forward(x, plan).view(FakeArray), plan) == x).all()
+
+
 SPREAD_CASES = [
     # (moduli, log n, algorithm, split, log2 elements per thread): limbs within a factor of 4 (the first pass
     # reads the rows unreduced, one row for every limb), on a one-pass, two two-pass merge (16 and 8 elements
@@ -237,21 +255,24 @@ def test_merge_table_on_host_threads_matches_host_tables(backend, q, log_n):
 
 
 @pytest.mark.parametrize("q", [Q60[0], GOLDILOCKS, BABYBEAR])
-def test_merge_table_entry_zero_is_the_last_stage_pair_ratio(q):
-    """Entry 0 of a merge table (no stage's) is c with entry(2k + 1) = entry(2k) c over the last stage's groups, in
-    both directions, both orders and either table layout: the last merge pass reads the even entries only."""
+def test_merge_table_entry_zero_is_the_pair_ratio_of_every_stage(q):
+    """Entry 0 of a merge table (no stage's) is c with entry(2k + 1) = entry(2k) c over the groups of every stage
+    from stage 1 on, in both directions, both orders and either table layout: the last merge pass reads the even
+    entries only of the transform's last two stages."""
     from hebatch.ntt import tables
 
     for log_n in (2, 3, 9):
-        n, h = 1 << log_n, 1 << (log_n - 1)
+        n = 1 << log_n
         for negacyclic in (False, True):
             root = default_root(q, n, negacyclic)
             for inverse in (False, True):
                 natural = tables.merge_table(q, root, n, negacyclic, inverse, 64)
                 for last_bits in {0, 1, log_n - 1}:
                     c = int(tables.merge_table(q, root, n, negacyclic, inverse, 64, last_bits)[0, 0])
-                    for k in range(h // 2):
-                        assert int(natural[h + 2 * k + 1, 0]) == int(natural[h + 2 * k, 0]) * c % q, (log_n, k)
+                    for s in range(1, log_n):
+                        for k in range(1 << (s - 1)):
+                            pair = int(natural[(1 << s) + 2 * k, 0]), int(natural[(1 << s) + 2 * k + 1, 0])
+                            assert pair[1] == pair[0] * c % q, (log_n, s, k)
     assert int(tables.merge_table(q, default_root(q, 2, False), 2, False, False, 64)[0, 0]) == 1  # no pairs
 
 

@@ -41,7 +41,7 @@ class NTTPlan:
     post_one_table: bool = False
     # log2 columns per block of GPU multi-pass transforms; None: the recipe's (recipes.few_blocks_lanes)
     lanes_log: int | None = None
-    # GPU merge with ordered_last: the last stage reads its even groups' entries only (recipes.paired_last_stage)
+    # GPU merge with ordered_last: the last two stages read their even groups' entries only (recipes.paired_last_stage)
     paired_last: bool = False
     cache: dict = field(default_factory=dict, repr=False)
 

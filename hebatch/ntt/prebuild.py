@@ -52,7 +52,7 @@ def kernel_names(max_log_n: int = 28, batch_rows: tuple[int, ...] = (1, 4096)) -
                 # merges of few rows fewer columns per block (few_blocks_lanes)
                 posts = (False, True) if post_one_table(log_n, nega) else (False,)
                 lanes = {few_blocks_lanes(log_n, rows, word // 8) for rows in batch_rows}
-                # ordered last passes of one large row per limb read half of the last stage (paired_last_stage)
+                # ordered last passes of one large row per limb read half of the last two stages (paired_last_stage)
                 pairs = (False, True) if paired_last_stage(log_n, 1) else (False,)
                 options = itertools.product(choices, orders, posts, lanes, pairs)
                 for (algorithm, split, radix), ordered, post, lane, paired in options:

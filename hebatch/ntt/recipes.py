@@ -190,13 +190,18 @@ def ordered_last_pass(plan_passes) -> bool:
 # 2^24 x 2 0.95x / 0.98x. Single rows of 2^16-2^19 1.00x-1.02x; batches whose rows share a table from L2 (2^14 x
 # 1024, 2^16 x 256, 2^17 x 128, 2^18 x 8) 0.99x-1.04x, and BFV n16384 decryption (7 rows of 2^14, one per limb)
 # 1.13x-1.27x: they keep the full stage. Larger batches of 2^20 points and more were not measured.
+# The ratio is the same constant in every stage, so since 2026-11-27 the pass reads the even entries only of the
+# transform's last two stages (the second to last holds a quarter of the table). Same-run A/B against the last stage
+# alone (H100, 2026-11-27, graph-replayed calls, two rounds; benchmarks/results/ntt-paired-two-stages-ab-H100-80GB-
+# HBM3-2026-11-27.json, side "pair"): q60 single rows of 2^20-2^28 0.975x-0.988x forward and 0.983x-0.994x inverse,
+# 2^22 x 2 0.98x / 0.99x, 2^20 x 4 1.00x, Goldilocks 2^22-2^24 0.98x-1.00x.
 PAIRED_MIN_LOG_N = 20
 PAIRED_MAX_BATCH = 4
 
 
 def paired_last_stage(log_n: int, batch: int) -> bool:
     """Whether a multi-pass GPU merge (with ordered_last) of `batch` rows of 2^log_n points per limb reads only
-    the even groups' entries of the transform's last stage."""
+    the even groups' entries of the transform's last two stages."""
     return batch <= PAIRED_MAX_BATCH and log_n >= PAIRED_MIN_LOG_N
 
 

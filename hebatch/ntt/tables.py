@@ -185,13 +185,13 @@ def merge_table(
 ) -> np.ndarray:
     """The shared table of merge passes with companions, (n, 2), its stages from `last_bits` on in the last
     pass's order (last_pass_order; 0: natural), built here (the GPU backend builds large ones on the
-    device, entry for entry the same). Entry 0, no stage's, holds the ratio of the last stage's entries of odd
-    groups 2k + 1 to those of groups 2k, which is one constant: the last pass multiplies by it instead of
-    reading half of that stage (kernels/ntt.cu, PAIRED)."""
+    device, entry for entry the same). Entry 0, no stage's, holds the ratio of a stage's entries of odd groups
+    2k + 1 to those of groups 2k, one constant for every stage from stage 1 on: the last pass multiplies by it
+    instead of reading half of the last two stages (kernels/ntt.cu, PAIRED)."""
     table_root, form = merge_table_spec(q, root, n, negacyclic, inverse)
     natural = radix2_twiddles(q, table_root, n, form).fwd
     table = natural[last_pass_order(n.bit_length() - 1, last_bits)]
-    if n >= 4:  # the last stage's groups 1 and 0 (natural order: entries n/2 + 1 and n/2)
+    if n >= 4:  # from the last stage's groups 1 and 0 (natural order: entries n/2 + 1 and n/2)
         table[0] = int(natural[n // 2 + 1]) * pow(int(natural[n // 2]), -1, q) % q
     return with_companions(q, table, word_bits)
 

@@ -15,8 +15,10 @@ import numpy as np
 from ..cache import TABLES
 from ..interface import WordNTT
 from ..kernels import (
+    LANE_MODES,
     MERGE_TABLE_PARAMS,
     NTT_PASS_PARAMS,
+    TABLE_MODES,
     TWIDDLE_GRID_PARAMS,
     WORD_BITS,
     arith_name,
@@ -322,6 +324,10 @@ def pass_params(
     with the same layout as the host ones) and of the limbs' ModConst rows `consts`. Tables a pass does
     not read point at its sub-transform table."""
     g = ln.geometry
+    bitrev_lanes = ln.template[4] in (LANE_MODES[m] for m in ("bitrev", "bitrev_ordered", "bitrev_ordered_paired"))
+    if bitrev_lanes and tables["post_mode"] == TABLE_MODES["two"]:
+        # the merge's last pass reads the low post factor once per lane: output j = v + k 2^s0, j's low bits v's
+        assert tables["post_bits"] <= g["s0"], (tables["post_bits"], g["s0"])
     sub = device_tables["sub"]
     c_p, alpha, beta, gamma, delta = tables["exponent"]
     return pack(
