@@ -135,12 +135,14 @@ def test_ordered_last_pass_of_every_multi_pass_merge():
     for log_n, rows in ((14, 1024), (22, 1), (16, 256), (20, 1), (15, 1), (14, 1)):
         assert plan(log_n, rows, q).ordered_last and plan(log_n, rows, hb.GOLDILOCKS).ordered_last, (log_n, rows)
     assert not plan(12, 4096, q).ordered_last  # one pass
-    # few large rows per limb read half of the last stage; rows sharing the table from L2 read it whole
-    big, most = recipes.PAIRED_MIN_LOG_N, recipes.PAIRED_MAX_BATCH
+    # few large rows per limb read half of the last two stages; rows sharing the table from L2 read them whole,
+    # and rows whose table exceeds the L2 read half at any batch
+    big, most, huge = recipes.PAIRED_MIN_LOG_N, recipes.PAIRED_MAX_BATCH, recipes.PAIRED_ANY_BATCH_MIN_LOG_N
     assert plan(big + 2, 1, q).paired_last and plan(big, most, q).paired_last
     assert plan(big, 1, hb.GOLDILOCKS).paired_last
     assert not plan(big - 1, 1, q).paired_last and not plan(14, 1024, q).paired_last
-    assert not plan(big, most + 1, q).paired_last
+    assert not plan(big, most + 1, q).paired_last and not plan(huge - 1, most + 1, q).paired_last
+    assert plan(huge, most + 1, q).paired_last and plan(huge, 64, hb.GOLDILOCKS).paired_last
     rns = check_transform_args((2, 1 << big), np.uint64, [q, hb.ntt_primes(60, 1 << 23, 2)[1]], negacyclic=True)
     assert plan_for(rns, gpu, most).paired_last and not plan_for(rns, gpu, most + 1).paired_last  # rows per limb
     with pytest.raises(ValueError, match="paired_last"):  # without the ordered table

@@ -195,13 +195,22 @@ def ordered_last_pass(plan_passes) -> bool:
 # alone (H100, 2026-11-27, graph-replayed calls, two rounds; benchmarks/results/ntt-paired-two-stages-ab-H100-80GB-
 # HBM3-2026-11-27.json, side "pair"): q60 single rows of 2^20-2^28 0.975x-0.988x forward and 0.983x-0.994x inverse,
 # 2^22 x 2 0.98x / 0.99x, 2^20 x 4 1.00x, Goldilocks 2^22-2^24 0.98x-1.00x.
+# From 2^PAIRED_ANY_BATCH_MIN_LOG_N points (a table of 64 MiB a limb and direction, larger than the L2) every row
+# reads the table from device memory, so any batch takes it. Same-process A/B of the rule, the two stages paired
+# (H100, 2026-11-27 01:38 UTC, three rounds; benchmarks/results/ntt-paired-rule-ab-H100-80GB-HBM3-2026-11-27.json):
+# q60 2^22 x 8 0.936x / 0.952x (forward / inverse), 2^24 x 4 0.940x / 0.961x, 2^20 x 8 and x 16 0.995x-1.010x,
+# 2^18 x 4 0.990x / 0.975x; single rows of 2^17-2^19 1.014x-1.024x (Goldilocks 2^18-2^19 0.999x-1.017x, 2^20
+# 0.931x / 0.944x).
 PAIRED_MIN_LOG_N = 20
 PAIRED_MAX_BATCH = 4
+PAIRED_ANY_BATCH_MIN_LOG_N = 22
 
 
 def paired_last_stage(log_n: int, batch: int) -> bool:
     """Whether a multi-pass GPU merge (with ordered_last) of `batch` rows of 2^log_n points per limb reads only
     the even groups' entries of the transform's last two stages."""
+    if log_n >= PAIRED_ANY_BATCH_MIN_LOG_N:
+        return True
     return batch <= PAIRED_MAX_BATCH and log_n >= PAIRED_MIN_LOG_N
 
 
