@@ -26,9 +26,9 @@ def plan_for(args: TransformArgs, backend: WordNTT, batch: int = 1, dtype=np.uin
     """The cached plan for validated arguments, resolving algorithm="auto" for this backend and the
     dtype it computes in, cutting GPU rows of a one-pass size into two merge passes where that is faster
     (with 8 elements per thread when they are few elements in all), ordering the twiddle table of a
-    GPU merge's last pass for its lanes (and, for few large rows per limb, reading half of its last two stages),
-    taking a GPU merge inverse's post factor from one table up to 2^18 points, and fewer columns per block
-    where a merge runs few blocks."""
+    GPU merge's last pass for its lanes (and, for few large rows per limb or any number of rows of 2^22 points
+    and more, reading half of its last two stages), taking a GPU merge inverse's post factor from one table up
+    to 2^18 points, and fewer columns per block where a merge runs few blocks."""
     return _plan_choice(args, backend.name, batch * args.limbs, np.dtype(dtype).itemsize)
 
 
