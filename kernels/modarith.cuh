@@ -33,6 +33,13 @@ struct ModConst {
     u32 pad;
 };
 
+// x * w mod q in [0, q) for any x < 2^64, a constant w < q with wq = floor(w 2^64 / q) (Shoup, exact quotient:
+// [0, 2q) before the one subtraction).
+__device__ __forceinline__ u64 shoup_mul(u64 x, const Tw64& t, u64 q) {
+    const u64 r = x * t.w + __umul64hi(x, t.wq) * (0 - q);  // -qhat q as qhat (2^64 - q): one multiply-add
+    return r >= q ? r - q : r;
+}
+
 // x >= c ? x - c : x, given nc = 2^64 - c (0 < c < 2^64): x >= c exactly when x + nc carries, so one
 // carry chain both subtracts and compares. On the device the carry selects directly (no 64-bit compare);
 // host builds run the C++ twin.
@@ -126,13 +133,10 @@ struct Mod60 : Mod64 {
         x = a + b;
         y = a - b - neg_four_q;  // a - b + 4q
     }
-    // x * w mod q in [0, q) for any x < 2^64: Shoup's exact quotient leaves [0, 2q) and one subtraction ends it,
-    // fewer instructions than the estimate's two subtractions (60-bit inverses 0.98x-0.99x on an H100; with
-    // 62-bit moduli the dense-rows 2^12 inverse ran 1.03x, so Mod64 keeps the estimate)
-    __device__ __forceinline__ T mul_tw_reduced(T x, const Tw& t) const {
-        const T r = x * t.w + __umul64hi(x, t.wq) * neg_q;
-        return r >= q ? r - q : r;
-    }
+    // x * w mod q in [0, q) for any x < 2^64 by Shoup's exact quotient (shoup_mul), fewer instructions than the
+    // estimate's two subtractions (60-bit inverses 0.98x-0.99x on an H100; with 62-bit moduli the dense-rows 2^12
+    // inverse ran 1.03x, so Mod64 keeps the estimate)
+    __device__ __forceinline__ T mul_tw_reduced(T x, const Tw& t) const { return shoup_mul(x, t, q); }
     // inputs below 12q, outputs below 16q
     __device__ __forceinline__ void ct_unreduced(T& x, T& y, const Tw& t) const {
         const T b = mul_tw(y, t);

@@ -336,11 +336,9 @@ __global__ void __launch_bounds__((1 << (LOG_NP + LOG_LANES - LOG_R)),
     // keep_positions otherwise), so that no select stays in the unrolled loop.
     // A merge's last pass stores output j = v + k 2^s0 (lane v), and p_bits <= s0 (checked by the launch's
     // hebatch.backend.gpu.ntt.pass_params): the low post factor, low[j & p_mask], is the lane's, read once.
-    constexpr bool BITREV_LANES = LANE_MODE == LANES_BITREV || ORDERED;
+    constexpr bool LANE_POST = LAST && POST_MODE == TABLES_TWO && (LANE_MODE == LANES_BITREV || ORDERED);
     Tw lane_post{};
-    if constexpr (LAST && BITREV_LANES && POST_MODE == TABLES_TWO) {
-        if (post_by_output) lane_post = pl[limb * p_stride_l + (lane_v & p_mask)];
-    }
+    if (LANE_POST && post_by_output) lane_post = pl[limb * p_stride_l + (lane_v & p_mask)];
     auto store = [&](auto by_position) {
         constexpr bool BY_POSITION = decltype(by_position)::value;
 #pragma unroll
@@ -361,9 +359,8 @@ __global__ void __launch_bounds__((1 << (LOG_NP + LOG_LANES - LOG_R)),
                 if (POST_MODE != TABLES_NONE) {
                     const long long jpost = BY_POSITION ? addr - row * n : k;  // post_by_output
                     if (POST_MODE == TABLES_TWO) v = arith.mul_tw(v, ph[limb * p_stride_h + (jpost >> p_bits)]);
-                    out[addr] = arith.mul_tw_reduced(v, POST_MODE == TABLES_TWO && BITREV_LANES && BY_POSITION
-                                                            ? lane_post
-                                                            : pl[limb * p_stride_l + (jpost & p_mask)]);
+                    out[addr] = arith.mul_tw_reduced(
+                        v, LANE_POST && BY_POSITION ? lane_post : pl[limb * p_stride_l + (jpost & p_mask)]);
                 } else {
                     // a store twiddle's product leaves v below 4q, a butterfly up to 16q (Mod60)
                     out[addr] = TW_MODE != TABLES_NONE ? arith.reduce_product(v) : arith.reduce(v);

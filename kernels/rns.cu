@@ -28,12 +28,6 @@ __device__ __forceinline__ u64 wide_reduce(u64 x1, u64 x0, u64 q, const WideRati
     return rem >= q ? rem - q : rem;
 }
 
-// x * w mod q for any x < 2^64, a constant w < q with wq = floor(w 2^64 / q) (Shoup, exact quotient).
-__device__ __forceinline__ u64 shoup_mul(u64 x, const Tw64& t, u64 q) {
-    const u64 r = x * t.w - __umul64hi(x, t.wq) * q;
-    return r >= q ? r - q : r;
-}
-
 // A sum of up to 2^31 products of two words below 2^64, kept exactly as two parts: e (five 32-bit digits at
 // positions 0..4) takes a0 b0 + a1 b1 2^64, o (three digits at positions 1..3) takes a0 b1 + a1 b0 (a = a0 +
 // a1 2^32, b likewise). On the device each part is one carry chain of 32-bit multiply-adds per product on

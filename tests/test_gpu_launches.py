@@ -172,6 +172,27 @@ def test_two_level_twiddle_tables(monkeypatch, small_tiles):
             )
 
 
+def test_pass_params_refuses_a_post_split_above_the_last_pass(monkeypatch, small_tiles):
+    """A merge's last pass reads the low post factor once per lane (output j = v + k 2^s0), which holds only while
+    the two post tables split j at or below s0: launch parameters for any other split are refused."""
+    from hebatch import arith
+    from hebatch.backend.gpu.ntt import modconst_table, pass_params
+
+    monkeypatch.setattr(arith, "SINGLE_LEVEL_MAX_LOG", 3)
+    n, idx = 1 << 10, tuple(range(len(Q60)))
+    plan = make_plan(n, tuple(Q60), tuple(default_root(q, n, True) for q in Q60), True, "radix2", None, None, True)
+    tables = plan.gpu_pass_tables(idx, True, 64)
+    last = plan.gpu_launches(idx, tables, 2 * len(Q60), 64, False)[-1]
+    host = dict(tables[last.pass_index])
+    assert host["post_mode"] == 2 and last.template[4] == LANE_MODES["bitrev_ordered"]
+    device = {k: v for k, v in host.items() if isinstance(v, np.ndarray)}
+    args = (modconst_table(plan, idx), 2 * len(Q60), n, len(Q60))
+    pass_params(last, host, device, *args)  # the plan's own split
+    host["post_bits"] = last.geometry["s0"] + 1
+    with pytest.raises(ValueError, match="post factor split"):
+        pass_params(last, host, device, *args)
+
+
 def test_merge_post_factor_from_one_table(monkeypatch, small_tiles):
     """A batch of merge inverses of up to 2^POST_ONE_TABLE_MAX_LOG points takes n^-1 psi^-j from one table of n
     entries (exact through the kernel model); plan_for chooses it for negacyclic inverses of any row count."""

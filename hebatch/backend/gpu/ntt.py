@@ -315,6 +315,9 @@ def _width(table) -> int:
     return 0 if table is None else table.shape[1]
 
 
+_BITREV_LANE_MODES = frozenset(LANE_MODES[m] for m in ("bitrev", "bitrev_ordered", "bitrev_ordered_paired"))
+
+
 def pass_params(
     ln, tables: dict, device_tables: dict, consts, rows: int, n: int, limbs: int, in_spread: int = 1
 ) -> np.ndarray:
@@ -324,10 +327,13 @@ def pass_params(
     with the same layout as the host ones) and of the limbs' ModConst rows `consts`. Tables a pass does
     not read point at its sub-transform table."""
     g = ln.geometry
-    bitrev_lanes = ln.template[4] in (LANE_MODES[m] for m in ("bitrev", "bitrev_ordered", "bitrev_ordered_paired"))
-    if bitrev_lanes and tables["post_mode"] == TABLE_MODES["two"]:
+    if (
+        ln.template[4] in _BITREV_LANE_MODES
+        and tables["post_mode"] == TABLE_MODES["two"]
+        and tables["post_bits"] > g["s0"]
+    ):
         # the merge's last pass reads the low post factor once per lane: output j = v + k 2^s0, j's low bits v's
-        assert tables["post_bits"] <= g["s0"], (tables["post_bits"], g["s0"])
+        raise ValueError(f"post factor split at bit {tables['post_bits']} above the last pass's s0 = {g['s0']}")
     sub = device_tables["sub"]
     c_p, alpha, beta, gamma, delta = tables["exponent"]
     return pack(
