@@ -230,8 +230,20 @@ __global__ void __launch_bounds__((1 << (LOG_NP + LOG_LANES - LOG_R)),
     static_assert(TW_MODE >= TABLES_NONE && TW_MODE <= TABLES_TWO && POST_MODE >= TABLES_NONE &&
                       POST_MODE <= TABLES_TWO,
                   "TW_MODE, POST_MODE: one of enum TableMode");
+    typedef typename A::T T;
+    typedef typename A::Tw Tw;
+    constexpr int NP = 1 << LOG_NP;
+    constexpr int LANES = 1 << LOG_LANES;
+    constexpr int R = 1 << LOG_R;
+    constexpr int LOG_G = LOG_NP - LOG_R;  // thread groups per sub-transform: G = NP / R
+    constexpr bool ALONG_ROW = LANE_MODE == LANES_ALONG_ROW || LANE_MODE == LANES_ALONG_ROW_DENSE;
+    // A one-pass launch (lanes along rows) covers whole rows, n = NP and d_i = 1 (hebatch.ntt.launch.transform_launches;
+    // hebatch.backend.gpu.ntt.pass_params checks it). An inverse's takes them as compile-time constants: its loads,
+    // stores and post factors are then one pointer plus constants each, with no address computed per element. Forwards
+    // keep them as parameters: compiled with the constants, the dense-rows forward of 2^12 60-bit words spilled 48 bytes.
+    constexpr bool ROW_CONSTANTS = ALONG_ROW && POST_MODE != TABLES_NONE;
     // the struct's fields read into locals once
-    const long long rows = prm.rows, n = prm.n, d_i = prm.d_i;
+    const long long rows = prm.rows, n = ROW_CONSTANTS ? NP : prm.n, d_i = ROW_CONSTANTS ? 1 : prm.d_i;
     const long long d_o = prm.d_o, digit_d = prm.digit_d;
     const long long digit_m = prm.digit_m, tw_stride = prm.tw_stride;
     const long long z_stride_h = prm.z_stride_h, z_stride_l = prm.z_stride_l;
@@ -250,12 +262,6 @@ __global__ void __launch_bounds__((1 << (LOG_NP + LOG_LANES - LOG_R)),
     const typename A::Tw* __restrict__ zl = prm.zl;
     const typename A::Tw* __restrict__ ph = prm.ph;
     const typename A::Tw* __restrict__ pl = prm.pl;
-    typedef typename A::T T;
-    typedef typename A::Tw Tw;
-    constexpr int NP = 1 << LOG_NP;
-    constexpr int LANES = 1 << LOG_LANES;
-    constexpr int R = 1 << LOG_R;
-    constexpr int LOG_G = LOG_NP - LOG_R;  // thread groups per sub-transform: G = NP / R
     extern __shared__ unsigned char smem_raw[];
     T* smem = reinterpret_cast<T*>(smem_raw);
 
@@ -269,7 +275,6 @@ __global__ void __launch_bounds__((1 << (LOG_NP + LOG_LANES - LOG_R)),
     long long row, o, i = 0, out_base, lane_v = 0;
     const u32 tile = blockIdx.x;
     bool active = true;
-    constexpr bool ALONG_ROW = LANE_MODE == LANES_ALONG_ROW || LANE_MODE == LANES_ALONG_ROW_DENSE;
     if (ALONG_ROW) {
         row = (long long)tile * LANES + lane;
         active = row < rows;
@@ -339,6 +344,7 @@ __global__ void __launch_bounds__((1 << (LOG_NP + LOG_LANES - LOG_R)),
     constexpr bool LANE_POST = LAST && POST_MODE == TABLES_TWO && (LANE_MODE == LANES_BITREV || ORDERED);
     Tw lane_post{};
     if (LANE_POST && post_by_output) lane_post = pl[limb * p_stride_l + (lane_v & p_mask)];
+    const Tw* __restrict__ post_row = pl + limb * p_stride_l;  // a one-pass launch's factor: post_row[k & p_mask]
     auto store = [&](auto by_position) {
         constexpr bool BY_POSITION = decltype(by_position)::value;
 #pragma unroll
@@ -357,10 +363,11 @@ __global__ void __launch_bounds__((1 << (LOG_NP + LOG_LANES - LOG_R)),
                 const long long stride = n >> LOG_NP;
                 const long long addr = out_base + k * stride;
                 if (POST_MODE != TABLES_NONE) {
-                    const long long jpost = BY_POSITION ? addr - row * n : k;  // post_by_output
+                    const long long jpost = BY_POSITION ? addr - row * n : k;  // post_by_output (one pass: k)
                     if (POST_MODE == TABLES_TWO) v = arith.mul_tw(v, ph[limb * p_stride_h + (jpost >> p_bits)]);
-                    out[addr] = arith.mul_tw_reduced(
-                        v, LANE_POST && BY_POSITION ? lane_post : pl[limb * p_stride_l + (jpost & p_mask)]);
+                    out[addr] = arith.mul_tw_reduced(v, LANE_POST && BY_POSITION ? lane_post
+                                                        : ALONG_ROW ? post_row[(u32)k & (u32)p_mask]  // k < NP
+                                                                    : pl[limb * p_stride_l + (jpost & p_mask)]);
                 } else {
                     // a store twiddle's product leaves v below 4q, a butterfly up to 16q (Mod60)
                     out[addr] = TW_MODE != TABLES_NONE ? arith.reduce_product(v) : arith.reduce(v);

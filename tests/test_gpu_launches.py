@@ -193,6 +193,24 @@ def test_pass_params_refuses_a_post_split_above_the_last_pass(monkeypatch, small
         pass_params(last, host, device, *args)
 
 
+def test_pass_params_refuses_a_row_pass_over_other_rows():
+    """A one-pass launch (lanes along rows) compiles n = 2^log_np and d_i = 1 in: parameters for rows of another
+    length are refused."""
+    from hebatch.backend.gpu.ntt import modconst_table, pass_params
+
+    n, idx = 1 << 10, tuple(range(len(Q60)))
+    plan = make_plan(n, tuple(Q60), tuple(default_root(q, n, True) for q in Q60), True, "radix2", None, None, False)
+    tables = plan.gpu_pass_tables(idx, True, 64)
+    (only,) = plan.gpu_launches(idx, tables, 2 * len(Q60), 64, False)
+    assert only.template[4] in (LANE_MODES["row"], LANE_MODES["row_dense"])
+    host = dict(tables[only.pass_index])
+    device = {k: v for k, v in host.items() if isinstance(v, np.ndarray)}
+    consts = modconst_table(plan, idx)
+    pass_params(only, host, device, consts, 2 * len(Q60), n, len(Q60))
+    with pytest.raises(ValueError, match="pass along rows"):
+        pass_params(only, host, device, consts, 2 * len(Q60), 2 * n, len(Q60))
+
+
 def test_merge_post_factor_from_one_table(monkeypatch, small_tiles):
     """A batch of merge inverses of up to 2^POST_ONE_TABLE_MAX_LOG points takes n^-1 psi^-j from one table of n
     entries (exact through the kernel model); plan_for chooses it for negacyclic inverses of any row count."""

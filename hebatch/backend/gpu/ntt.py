@@ -316,6 +316,7 @@ def _width(table) -> int:
 
 
 _BITREV_LANE_MODES = frozenset(LANE_MODES[m] for m in ("bitrev", "bitrev_ordered", "bitrev_ordered_paired"))
+_ROW_LANE_MODES = frozenset(LANE_MODES[m] for m in ("row", "row_dense"))
 
 
 def pass_params(
@@ -327,6 +328,9 @@ def pass_params(
     with the same layout as the host ones) and of the limbs' ModConst rows `consts`. Tables a pass does
     not read point at its sub-transform table."""
     g = ln.geometry
+    if ln.template[4] in _ROW_LANE_MODES and (n != 1 << ln.template[1] or g["d_i"] != 1):
+        # a one-pass launch's kernel takes n = 2^log_np and d_i = 1 as compile-time constants
+        raise ValueError(f"a pass along rows of 2^{ln.template[1]} points over rows of {n} (d_i = {g['d_i']})")
     if (
         ln.template[4] in _BITREV_LANE_MODES
         and tables["post_mode"] == TABLE_MODES["two"]
