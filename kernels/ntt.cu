@@ -237,11 +237,12 @@ __global__ void __launch_bounds__((1 << (LOG_NP + LOG_LANES - LOG_R)),
     constexpr int R = 1 << LOG_R;
     constexpr int LOG_G = LOG_NP - LOG_R;  // thread groups per sub-transform: G = NP / R
     constexpr bool ALONG_ROW = LANE_MODE == LANES_ALONG_ROW || LANE_MODE == LANES_ALONG_ROW_DENSE;
-    // A one-pass launch (lanes along rows) covers whole rows, n = NP and d_i = 1 (hebatch.ntt.launch.transform_launches;
-    // hebatch.backend.gpu.ntt.pass_params checks it). An inverse's takes them as compile-time constants: its loads,
-    // stores and post factors are then one pointer plus constants each, with no address computed per element. Forwards
-    // keep them as parameters: compiled with the constants, the dense-rows forward of 2^12 60-bit words spilled 48 bytes.
-    constexpr bool ROW_CONSTANTS = ALONG_ROW && POST_MODE != TABLES_NONE;
+    // A one-pass launch (lanes along rows) covers whole rows, n = NP and d_i = 1 (hebatch.ntt.launch's
+    // transform_launches; hebatch.backend.gpu.ntt.pass_params checks it). An inverse's takes them as compile-time
+    // constants: its loads, stores and post factors are then one pointer plus constants each, with no address computed
+    // per element. So does the forward of 2^13 64-bit words; other forwards keep them as parameters: compiled with the
+    // constants, the dense-rows forward of 2^12 60-bit words spilled 48 bytes (README, Performance, 2026-11-27).
+    constexpr bool ROW_CONSTANTS = ALONG_ROW && (POST_MODE != TABLES_NONE || (LOG_NP == 13 && sizeof(T) == 8));
     // the struct's fields read into locals once
     const long long rows = prm.rows, n = ROW_CONSTANTS ? NP : prm.n, d_i = ROW_CONSTANTS ? 1 : prm.d_i;
     const long long d_o = prm.d_o, digit_d = prm.digit_d;
@@ -345,6 +346,21 @@ __global__ void __launch_bounds__((1 << (LOG_NP + LOG_LANES - LOG_R)),
     Tw lane_post{};
     if (LANE_POST && post_by_output) lane_post = pl[limb * p_stride_l + (lane_v & p_mask)];
     const Tw* __restrict__ post_row = pl + limb * p_stride_l;  // a one-pass launch's factor: post_row[k & p_mask]
+    // A merge inverse's last pass (bitrev lanes, d_i = 1) stores output j = v + k 2^s0, k = ebr G + tg: one pointer per
+    // thread stepped by ebr times a per-thread constant, for the output and for the post factors (one table: p_mask is
+    // n - 1 or 0, checked by pass_params; two: j >> p_bits = (v >> p_bits) + k 2^(s0 - p_bits), as p_bits <= s0), where
+    // j was formed per element. Forwards keep the per-element address: so compiled, 2^16 x 256 and 2^17 x 128 ran
+    // 1.01x.
+    constexpr bool MERGE_LAST = LAST && POST_MODE != TABLES_NONE && (LANE_MODE == LANES_BITREV || ORDERED);
+    const long long out_stride = n >> LOG_NP;  // 2^s0 in a merge's last pass
+    const long long e_step = out_stride << LOG_G;
+    T* __restrict__ out_thread = out + out_base + tg * out_stride;
+    const bool post_indexed = p_mask != 0;
+    const Tw* __restrict__ post_low_thread = post_row + (post_indexed ? lane_v + tg * out_stride : 0);
+    const long long post_low_step = post_indexed ? e_step : 0;
+    const Tw* __restrict__ post_high_thread =
+        ph + limb * p_stride_h + (lane_v >> p_bits) + ((long long)tg << (s0 - p_bits));
+    const long long post_high_step = (long long)1 << (LOG_G + s0 - p_bits);
     auto store = [&](auto by_position) {
         constexpr bool BY_POSITION = decltype(by_position)::value;
 #pragma unroll
@@ -359,7 +375,11 @@ __global__ void __launch_bounds__((1 << (LOG_NP + LOG_LANES - LOG_R)),
                 if (TW_MODE == TABLES_TWO) v = arith.mul_tw(v, zh[limb * z_stride_h + (ex >> z_bits)]);
                 v = arith.mul_tw(v, zl[limb * z_stride_l + (ex & ((1ull << z_bits) - 1))]);
             }
-            if (LAST) {
+            if (MERGE_LAST && BY_POSITION) {
+                if (POST_MODE == TABLES_TWO) v = arith.mul_tw(v, post_high_thread[ebr * post_high_step]);
+                out_thread[ebr * e_step] =
+                    arith.mul_tw_reduced(v, POST_MODE == TABLES_TWO ? lane_post : post_low_thread[ebr * post_low_step]);
+            } else if (LAST) {
                 const long long stride = n >> LOG_NP;
                 const long long addr = out_base + k * stride;
                 if (POST_MODE != TABLES_NONE) {

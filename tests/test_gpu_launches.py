@@ -193,6 +193,27 @@ def test_pass_params_refuses_a_post_split_above_the_last_pass(monkeypatch, small
         pass_params(last, host, device, *args)
 
 
+def test_pass_params_refuses_a_partial_post_mask_in_the_last_pass(small_tiles):
+    """A merge inverse's last pass indexes a one-table post factor by the whole output position (mask n - 1) or reads
+    its entry 0 (mask 0, cyclic): launch parameters with any other mask are refused."""
+    from hebatch.backend.gpu.ntt import modconst_table, pass_params
+
+    n, idx = 1 << 10, tuple(range(len(Q60)))
+    for negacyclic in (True, False):
+        roots = tuple(default_root(q, n, negacyclic) for q in Q60)
+        plan = make_plan(n, tuple(Q60), roots, negacyclic, "radix2", None, None, True)
+        tables = plan.gpu_pass_tables(idx, True, 64)
+        last = plan.gpu_launches(idx, tables, 2 * len(Q60), 64, False)[-1]
+        host = dict(tables[last.pass_index])
+        assert host["post_mode"] == 1 and host["post_mask"] == (n - 1 if negacyclic else 0)
+        device = {k: v for k, v in host.items() if isinstance(v, np.ndarray)}
+        args = (modconst_table(plan, idx), 2 * len(Q60), n, len(Q60))
+        pass_params(last, host, device, *args)
+        host["post_mask"] = n // 2 - 1
+        with pytest.raises(ValueError, match="post table mask"):
+            pass_params(last, host, device, *args)
+
+
 def test_pass_params_refuses_a_row_pass_over_other_rows():
     """A one-pass launch (lanes along rows) compiles n = 2^log_np and d_i = 1 in: parameters for rows of another
     length are refused."""

@@ -180,16 +180,18 @@ def test_ntt_pass_on_host_threads_matches_cpu(
 
 
 @pytest.mark.parametrize("paired", [False, True])
-def test_merge_inverse_two_level_post_factor_on_host_threads(backend, monkeypatch, paired):
+@pytest.mark.parametrize("radix", [None, 3])
+def test_merge_inverse_two_level_post_factor_on_host_threads(backend, monkeypatch, paired, radix):
     """Above 2^SINGLE_LEVEL_MAX_LOG points a merge inverse's post factor n^-1 psi^-j is the product of two table
-    entries, the last pass reading the low one once per lane (j = v + k 2^s0): forced here at 2^8 points."""
+    entries, the last pass reading the low one once per lane (j = v + k 2^s0): forced here at 2^8 points, with one
+    thread per lane's sub-transform (16 elements) and with two (8 elements each: k's low bit is the thread's)."""
     from hebatch import arith
 
     monkeypatch.setattr(arith, "SINGLE_LEVEL_MAX_LOG", 3)
     rng = np.random.default_rng()
     n = 1 << 8
     plan = make_plan(
-        n, Q60, tuple(default_root(q, n, True) for q in Q60), True, "radix2", (16, 16), None, True, False, None, paired
+        n, Q60, tuple(default_root(q, n, True) for q in Q60), True, "radix2", (16, 16), radix, True, False, None, paired
     )
     cpu = NumpyBackend()
     x = rng.integers(0, 2**63, size=(3, len(Q60), n), dtype=np.uint64) % np.array(Q60, dtype=np.uint64)[:, None]

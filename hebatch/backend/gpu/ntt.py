@@ -338,6 +338,13 @@ def pass_params(
     ):
         # the merge's last pass reads the low post factor once per lane: output j = v + k 2^s0, j's low bits v's
         raise ValueError(f"post factor split at bit {tables['post_bits']} above the last pass's s0 = {g['s0']}")
+    if (
+        ln.template[4] in _BITREV_LANE_MODES
+        and tables["post_mode"] == TABLE_MODES["one"]
+        and tables["post_mask"] not in (0, n - 1)
+    ):
+        # the merge's last pass indexes one post table by the whole output position j, or reads entry 0
+        raise ValueError(f"post table mask {tables['post_mask']:#x} of a merge's last pass: n - 1 or 0 expected")
     sub = device_tables["sub"]
     c_p, alpha, beta, gamma, delta = tables["exponent"]
     return pack(
