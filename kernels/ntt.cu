@@ -383,11 +383,11 @@ __global__ void __launch_bounds__((1 << (LOG_NP + LOG_LANES - LOG_R)),
                 const long long stride = n >> LOG_NP;
                 const long long addr = out_base + k * stride;
                 if (POST_MODE != TABLES_NONE) {
-                    const long long jpost = BY_POSITION ? addr - row * n : k;  // post_by_output (one pass: k)
+                    // one pass: the factor of output k (< NP) from post_row; a 4-step last pass: of k or the position
+                    const long long jpost = BY_POSITION ? addr - row * n : k;  // post_by_output
                     if (POST_MODE == TABLES_TWO) v = arith.mul_tw(v, ph[limb * p_stride_h + (jpost >> p_bits)]);
-                    out[addr] = arith.mul_tw_reduced(v, LANE_POST && BY_POSITION ? lane_post
-                                                        : ALONG_ROW ? post_row[(u32)k & (u32)p_mask]  // k < NP
-                                                                    : pl[limb * p_stride_l + (jpost & p_mask)]);
+                    out[addr] = arith.mul_tw_reduced(
+                        v, ALONG_ROW ? post_row[(u32)k & (u32)p_mask] : pl[limb * p_stride_l + (jpost & p_mask)]);
                 } else {
                     // a store twiddle's product leaves v below 4q, a butterfly up to 16q (Mod60)
                     out[addr] = TW_MODE != TABLES_NONE ? arith.reduce_product(v) : arith.reduce(v);
