@@ -340,18 +340,17 @@ __global__ void __launch_bounds__((1 << (LOG_NP + LOG_LANES - LOG_R)),
     // ---- store: element e sits at p = bitrev_G(tg) * R + e and holds sub-output k = bitrev_R(e) * G + tg ----
     // The store loop is written once per value of its run-time switch (post_by_output in a last pass,
     // keep_positions otherwise), so that no select stays in the unrolled loop.
-    // A merge's last pass stores output j = v + k 2^s0 (lane v), and p_bits <= s0 (checked by the launch's
-    // hebatch.backend.gpu.ntt.pass_params): the low post factor, low[j & p_mask], is the lane's, read once.
-    constexpr bool LANE_POST = LAST && POST_MODE == TABLES_TWO && (LANE_MODE == LANES_BITREV || ORDERED);
+    // A merge inverse's last pass (bitrev lanes, d_i = 1) stores output j = v + k 2^s0 (lane v, k = ebr G + tg) through
+    // one pointer per thread stepped by ebr times a per-thread constant, for the output and for the post factors, where
+    // j was formed per element: one table, post[j] (p_mask is n - 1 or 0); two, high[j >> p_bits] low[j & p_mask], with
+    // p_bits <= s0, so that j >> p_bits = (v >> p_bits) + k 2^(s0 - p_bits) and the low factor is the lane's, read once
+    // (both checked by hebatch.backend.gpu.ntt.pass_params). Forwards keep the per-element address: so compiled,
+    // 2^16 x 256 and 2^17 x 128 ran 1.01x.
+    constexpr bool MERGE_LAST = LAST && POST_MODE != TABLES_NONE && (LANE_MODE == LANES_BITREV || ORDERED);
+    constexpr bool LANE_POST = MERGE_LAST && POST_MODE == TABLES_TWO;
     Tw lane_post{};
     if (LANE_POST && post_by_output) lane_post = pl[limb * p_stride_l + (lane_v & p_mask)];
     const Tw* __restrict__ post_row = pl + limb * p_stride_l;  // a one-pass launch's factor: post_row[k & p_mask]
-    // A merge inverse's last pass (bitrev lanes, d_i = 1) stores output j = v + k 2^s0, k = ebr G + tg: one pointer per
-    // thread stepped by ebr times a per-thread constant, for the output and for the post factors (one table: p_mask is
-    // n - 1 or 0, checked by pass_params; two: j >> p_bits = (v >> p_bits) + k 2^(s0 - p_bits), as p_bits <= s0), where
-    // j was formed per element. Forwards keep the per-element address: so compiled, 2^16 x 256 and 2^17 x 128 ran
-    // 1.01x.
-    constexpr bool MERGE_LAST = LAST && POST_MODE != TABLES_NONE && (LANE_MODE == LANES_BITREV || ORDERED);
     const long long out_stride = n >> LOG_NP;  // 2^s0 in a merge's last pass
     const long long e_step = out_stride << LOG_G;
     T* __restrict__ out_thread = out + out_base + tg * out_stride;

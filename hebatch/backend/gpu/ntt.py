@@ -327,23 +327,17 @@ def pass_params(
     table widths of the pass's host `tables`, and the addresses of its `device_tables` (arrays by name,
     with the same layout as the host ones) and of the limbs' ModConst rows `consts`. Tables a pass does
     not read point at its sub-transform table."""
-    g = ln.geometry
-    if ln.template[4] in _ROW_LANE_MODES and (n != 1 << ln.template[1] or g["d_i"] != 1):
-        # a one-pass launch's kernel takes n = 2^log_np and d_i = 1 as compile-time constants
-        raise ValueError(f"a pass along rows of 2^{ln.template[1]} points over rows of {n} (d_i = {g['d_i']})")
-    if (
-        ln.template[4] in _BITREV_LANE_MODES
-        and tables["post_mode"] == TABLE_MODES["two"]
-        and tables["post_bits"] > g["s0"]
-    ):
-        # the merge's last pass reads the low post factor once per lane: output j = v + k 2^s0, j's low bits v's
+    g, log_np, mode = ln.geometry, ln.template[1], ln.template[4]
+    # the kernel's assumptions about these launches (kernels/ntt.cu, ROW_CONSTANTS and MERGE_LAST)
+    if mode in _ROW_LANE_MODES and (n != 1 << log_np or g["d_i"] != 1):
+        raise ValueError(f"a pass along rows of 2^{log_np} points over rows of {n} (d_i = {g['d_i']})")
+    if mode in _BITREV_LANE_MODES and tables["post_mode"] == TABLE_MODES["two"] and tables["post_bits"] > g["s0"]:
         raise ValueError(f"post factor split at bit {tables['post_bits']} above the last pass's s0 = {g['s0']}")
     if (
-        ln.template[4] in _BITREV_LANE_MODES
+        mode in _BITREV_LANE_MODES
         and tables["post_mode"] == TABLE_MODES["one"]
         and tables["post_mask"] not in (0, n - 1)
     ):
-        # the merge's last pass indexes one post table by the whole output position j, or reads entry 0
         raise ValueError(f"post table mask {tables['post_mask']:#x} of a merge's last pass: n - 1 or 0 expected")
     sub = device_tables["sub"]
     c_p, alpha, beta, gamma, delta = tables["exponent"]
