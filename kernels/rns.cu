@@ -274,6 +274,34 @@ extern "C" __global__ void rns_base_convert(u64* __restrict__ out, long long out
     }
 }
 
+// Key-switching digits of `alpha` limbs each, all in one launch: x (batch, limbs, n) -> out (batch, digits,
+// dst_limbs, n), digit k the fast base conversion (as rns_base_convert) of x's limbs k alpha .. min((k + 1) alpha,
+// limbs) - 1 to every destination limb. One thread per (batch item, digit, coefficient).
+// src_w[i] = (Q_k / q_i)^-1 mod q_i (Shoup), Q_k the product of limb i's digit; factors: digit k's block at
+// k dst_limbs alpha, row-major [dst_limbs][the digit's limb count], (Q_k / q_i) mod p_j.
+extern "C" __global__ void rns_digit_convert(u64* __restrict__ out, const u64* __restrict__ x, long long x_bs,
+                                             long long batch, int limbs, int alpha, int digits, int dst_limbs,
+                                             long long n, const ModConst* __restrict__ src_consts,
+                                             const Tw64* __restrict__ src_w, const ModConst* __restrict__ dst_consts,
+                                             const WideRatio* __restrict__ dst_ratios,
+                                             const u64* __restrict__ dst_r128, const u64* __restrict__ factors) {
+    ROWS_LOOP(batch * digits) {
+        const long long bi = row / digits;
+        const int k = (int)(row - bi * digits);
+        const int i0 = k * alpha, count = limbs - i0 < alpha ? limbs - i0 : alpha;
+        const u64* px = x + bi * x_bs + (long long)i0 * n;
+        const u64* f = factors + (long long)k * dst_limbs * alpha;
+        u64* po = out + row * dst_limbs * n;
+        COLS_LOOP(n) {
+            u64 y[RNS_MAX_SRC];
+            for (int i = 0; i < count; ++i) y[i] = shoup_mul(px[i * n + col], src_w[i0 + i], src_consts[i0 + i].q);
+            dot_rows(y, count, f, dst_limbs, [&](int j, ProductSum& acc) {
+                po[j * n + col] = acc.reduce(dst_consts[j].q, dst_ratios[j], dst_r128[j]);
+            });
+        }
+    }
+}
+
 // ------------------------------------------------------------------------------------------------
 // Key-switching inner product: out[b, c] = sum_k x[b, k] * key[k, c] mod q_l over every limb l,
 // for `parts` key components at once (x read once). x: (batch, digits, limbs, n) with strides

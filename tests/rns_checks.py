@@ -150,6 +150,26 @@ def check_base_convert(ops, rng, lead, n, src, dst, to_host, reference=None):
         check_equal(got, obj(reference.base_convert(x, src, dst)), "base_convert vs cpu")
 
 
+def check_digit_convert(ops, rng, lead, n, src, dst, digit_limbs, to_host, reference=None):
+    """digit_convert: digit k equals base_convert of its limbs bit for bit (the exact oracle), is the limbs' CRT
+    value plus a multiple of their product below digit_limbs times it, and equals x on its own limbs."""
+    x = residues(rng, lead, src, n)
+    x[..., :, 3] = np.array(src, dtype=np.uint64) - np.uint64(1)
+    got = to_host(ops.digit_convert(ops.asarray(x), src, dst, digit_limbs))
+    a = digit_limbs
+    digits = -(-len(src) // a)
+    assert got.shape == tuple(lead) + (digits, len(dst), n), got.shape
+    for k in range(digits):
+        limbs = src[k * a : (k + 1) * a]
+        what = f"digit_convert {len(src)} limbs by {a}: digit {k}"
+        check_equal(got[..., k, :, :], base_convert_oracle(x[..., k * a : (k + 1) * a, :], limbs, dst), what)
+        for i, q in enumerate(limbs):
+            if q in dst:
+                assert (got[..., k, dst.index(q), :] == x[..., k * a + i, :]).all(), f"{what}: its limb {q}"
+    if reference is not None:
+        check_equal(got, obj(reference.digit_convert(x, src, dst, digit_limbs)), "digit_convert vs cpu")
+
+
 def check_inner_product(ops, rng, lead, digits, n, moduli, to_host, parts=2):
     x = np.stack([residues(rng, lead, moduli, n) for _ in range(digits)], axis=-3)
     key = np.stack([np.stack([residues(rng, (), moduli, n) for _ in range(parts)]) for _ in range(digits)])

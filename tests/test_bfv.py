@@ -227,6 +227,32 @@ def test_larger_presets(preset):
     assert np.array_equal(got, np.roll(as_matrix(v * w % params.t, params.n), -1, axis=-1))
 
 
+@pytest.mark.parametrize("digit_limbs", [2, 3])
+def test_key_switching_digits_of_several_limbs(digit_limbs):
+    """n8192 (4 limbs) with digits of 2 or 3 limbs (2 digits; of 3 and 1 limbs): a key row per digit; products,
+    relinearization and rotations decrypt exactly; key switching a fresh ciphertext costs about the bits of
+    digit_limbs - 1 limbs of its noise budget (none with one-limb digits); keys do not cross digit sizes."""
+    params = bfv.Params.preset("n8192", digit_limbs=digit_limbs)
+    ctx = bfv.Context(params, backend="cpu")
+    keys = ctx.keygen(rotations=[1, -3], columns=False)
+    assert keys.relin.data.shape == (2, 2, 5, 8192) and keys.galois.data.shape == (2, 2, 2, 5, 8192)
+    v, w = slots(params, (2,)), slots(params, (2,))
+    a, b = ctx.encrypt(keys.public, ctx.encode(v)), ctx.encrypt_symmetric(keys.secret, ctx.encode(w))
+    prod = ctx.multiply(a, b, keys.relin)
+    assert np.array_equal(decrypted(ctx, keys, prod), v * w % params.t)
+    assert np.array_equal(decrypted(ctx, keys, ctx.relinearize(ctx.multiply(a, b), keys.relin)), v * w % params.t)
+    for k in (1, -3):
+        got = as_matrix(decrypted(ctx, keys, ctx.rotate(prod, k, keys.galois)), params.n)
+        assert np.array_equal(got, np.roll(as_matrix(v * w % params.t, params.n), -k, axis=-1)), k
+    rotated = ctx.rotate(a, 1, keys.galois)
+    lost = int(ctx.noise_budget(keys.secret, a).min() - ctx.noise_budget(keys.secret, rotated).min())
+    extra_bits = sum(sorted(q.bit_length() for q in params.q)[-(digit_limbs - 1) :])
+    assert extra_bits - 12 <= lost <= extra_bits + 8, (lost, extra_bits)
+    one_limb = bfv.Params.preset("n8192")
+    with pytest.raises(ValueError, match="not these parameters"):
+        bfv.RelinKey.from_bytes(keys.relin.to_bytes(), one_limb)
+
+
 def test_backend_choice():
     params = bfv.Params.preset("n4096")
     assert bfv.Context(params, backend="cpu").xp is np

@@ -43,6 +43,16 @@ def test_custom_params_and_fingerprint():
     assert bfv.Params(n=4096, t=65537, q=list(a.q), special=a.special).fingerprint != a.fingerprint
 
 
+def test_digit_limbs_params():
+    p1, p2 = bfv.Params.preset("n8192"), bfv.Params.preset("n8192", digit_limbs=2)
+    assert p1.digit_limbs == 1 and p2.digit_limbs == 2 and p2.q == p1.q and p2.special == p1.special
+    assert p2 != p1 and p2.fingerprint != p1.fingerprint  # the keys' layout differs
+    assert bfv.Params(n=8192, t=65537, q=list(p1.q), special=p1.special, digit_limbs=1).fingerprint == p1.fingerprint
+    for bad in (0, 5, 2.0, True, "2"):
+        with pytest.raises(ValueError, match="digit_limbs must be an int from 1 to 4"):
+            bfv.Params.preset("n8192", digit_limbs=bad)
+
+
 @pytest.mark.parametrize(
     "kwargs,match",
     [

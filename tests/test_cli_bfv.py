@@ -95,6 +95,21 @@ def test_encrypt_eval_decrypt_elementwise(tmp_path, keys):
     assert np.load(tmp_path / "out.npy").tolist() == expected
 
 
+def test_keys_with_digits_of_two_limbs(tmp_path):
+    """keygen --digit-limbs 2: recorded in params.json and read back by every later command (its fingerprint
+    checked); a squaring relinearized with the one-digit key decrypts exactly."""
+    directory = tmp_path / "k2"
+    keygen = ["bfv", "keygen", "--keys", directory, "--preset", "n4096", "--max-features", 2, "--digit-limbs", 2]
+    summary = last_json(invoke(*keygen, "--device", "cpu", "--json"))
+    assert summary["digit_limbs"] == 2 and json.loads((directory / "params.json").read_text())["digit_limbs"] == 2
+    values = np.random.default_rng().integers(0, T, size=(2, 3))
+    cts = _encrypt(tmp_path, directory, values)
+    squared = tmp_path / "sq.ct.zarr"
+    invoke("bfv", "eval", cts, squared, "--keys", directory, "--square", "--device", "cpu", *FAST_CLUSTER)
+    invoke("bfv", "decrypt", squared, tmp_path / "sq.npy", "--keys", directory, "--device", "cpu")
+    assert np.load(tmp_path / "sq.npy").tolist() == [[int(v) ** 2 % T for v in row] for row in values]
+
+
 def test_encrypted_dot_products(tmp_path, keys):
     values = np.random.default_rng().integers(0, 100, size=(3, 6))
     weights = np.random.default_rng().integers(0, 100, size=6)

@@ -129,13 +129,24 @@ def test_on_a_side_stream(ops, cpu):
     assert (conv.get() == cpu.base_convert(want, moduli, moduli[:2])).all()
 
 
-@pytest.mark.parametrize("preset", ["n4096", "n16384"])
-def test_bfv_end_to_end(preset):
+@pytest.mark.parametrize("log_n, limbs, digit_limbs", [(12, 2, 2), (14, 7, 2), (15, 14, 3), (16, 29, 4)])
+def test_digit_convert(ops, cpu, log_n, limbs, digit_limbs):
+    n = 1 << log_n
+    while limbs * n > 2**17 and n > 1024:  # keep the Python-int oracle quick
+        n //= 2
+    qp = rns_checks.moduli_for(n, limbs + 1, bits=(59, 58))
+    lead = (2,) if limbs < 8 else ()
+    rns_checks.check_digit_convert(ops, np.random.default_rng(), lead, n, qp[:limbs], qp, digit_limbs, to_host, cpu)
+
+
+@pytest.mark.parametrize("preset, digit_limbs", [("n4096", 1), ("n16384", 1), ("n8192", 2), ("n16384", 3)])
+def test_bfv_end_to_end(preset, digit_limbs):
     """Context(backend="gpu"): decryptions equal the plaintext computation and the CPU backend's, and
-    every ciphertext equals the CPU backend's bit for bit, with keys from the CPU and from the GPU."""
+    every ciphertext equals the CPU backend's bit for bit, with keys from the CPU and from the GPU; key-switching
+    digits of one limb and of several."""
     from hebatch import bfv
 
-    params = bfv.Params.preset(preset)
+    params = bfv.Params.preset(preset, digit_limbs=digit_limbs)
     ctx = bfv.Context(params, backend="gpu")
     cpu_ctx = bfv.Context(params, backend="cpu")
     assert ctx.backend == "gpu" and ctx.xp is cp
@@ -174,8 +185,8 @@ def test_fused_steps(ops, cpu, log_n, lead, limbs):
     rns_checks.check_fused(ops, cpu, np.random.default_rng(), lead, 1 << log_n, limbs, to_host)
 
 
-@pytest.mark.parametrize("preset", ["n4096", "n16384", "n32768"])
-def test_bfv_graph_replay(preset):
+@pytest.mark.parametrize("preset, digit_limbs", [("n4096", 1), ("n16384", 1), ("n32768", 1), ("n32768", 2)])
+def test_bfv_graph_replay(preset, digit_limbs):
     """Context(graphs=True): multiply (with and without relinearization, squaring), relinearize,
     rotations and decryption replayed from CUDA graphs give ciphertexts identical to launching every kernel, on fresh
     inputs at every call, with a second relinearization key moving in; no recording falls back. n32768: the
@@ -184,7 +195,7 @@ def test_bfv_graph_replay(preset):
 
     from hebatch import bfv
 
-    params = bfv.Params.preset(preset)
+    params = bfv.Params.preset(preset, digit_limbs=digit_limbs)
     ctx = bfv.Context(params, backend="gpu")
     plain = bfv.Context(params, backend="gpu", graphs=False)
     assert ctx.graphs is not None and plain.graphs is None

@@ -42,6 +42,13 @@ def centred(x, q):
     return out
 
 
+def small_mod_q(x, q, bound):
+    """x (..., L, n) as integers mod prod(q) (CRT), centred, all of magnitude < bound."""
+    big = math.prod(q)
+    v = sum(x[..., i, :].astype(object) * ((big // p) * pow(big // p, -1, p)) for i, p in enumerate(q)) % big
+    return int(np.abs(np.where(v > big // 2, v - big, v)).max()) < bound
+
+
 def small_in_every_limb(x, q, bound):
     """The same integer of magnitude < bound in every limb of every coefficient (a small RNS value)."""
     v = centred(x, q)
@@ -102,24 +109,30 @@ def test_rotation_steps_elements_and_plans():
 
 
 # -- keys, key switching, automorphisms -----------------------------------------------------------------
-def test_key_switching_is_exact_up_to_a_small_error_at_every_level(ops, moduli):
+@pytest.mark.parametrize("digit_limbs", [1, 2, 3])
+def test_key_switching_is_exact_up_to_a_small_error_at_every_level(ops, moduli, digit_limbs):
     q, special = moduli
     qp = q + (special,)
     s = keys.secret_key(ops, qp, N)
     other = keys.secret_key(ops, qp, N)
-    ksk = keys.key_switching_key(ops, q, special, s, other)
-    assert ksk.shape == (len(q), 2, len(q) + 1, N)
-    for limbs in (len(q), 2, 1):
+    ksk = keys.key_switching_key(ops, q, special, s, other, digit_limbs=digit_limbs)
+    assert ksk.shape == (switching.digit_count(len(q), digit_limbs), 2, len(q) + 1, N)
+    for limbs in (len(q), 2, 1):  # levels that cut a digit short included
         ql = q[:limbs]
         c = ops.random_uniform((2, limbs, N), ql)
-        out = switching.key_switch(ops, ql, special, c, switching.key_at_level(ops.xp, ksk, limbs))
+        level_key = switching.key_at_level(ops.xp, ksk, limbs, digit_limbs)
+        assert level_key.shape == (switching.digit_count(limbs, digit_limbs), 2, limbs + 1, N)
+        out = switching.key_switch(ops, ql, special, c, level_key, digit_limbs=digit_limbs)
         assert out.shape == (2, 2, limbs, N)
-        # out0 + out1 s - c s' is the key-switching error: small and the same integer in every limb
+        # out0 + out1 s - c s' is the key-switching error, small; a digit of several limbs brings the product of all
+        # but one of them (50 bits each) into it (over P), beyond the limbs' size: checked as one integer mod Q
         want = ring.intt(ops.mul(ring.ntt(c, ql), other[:limbs], ql), ql)
         err = ops.sub(ring.phase(ops, out, s[:limbs], ql), want, ql)
-        assert small_in_every_limb(err, ql, 2**20)
+        if min(digit_limbs, limbs) == 1:
+            assert small_in_every_limb(err, ql, 2**20)
+        assert small_mod_q(err, ql, 2 ** (20 + 50 * (min(digit_limbs, limbs) - 1)))
         extra = ops.random_uniform((2, 2, limbs, N), ql)
-        fused = switching.key_switch(ops, ql, special, c, switching.key_at_level(ops.xp, ksk, limbs), add=extra)
+        fused = switching.key_switch(ops, ql, special, c, level_key, add=extra, digit_limbs=digit_limbs)
         assert np.array_equal(fused, ops.add(out, extra, ql))
 
 

@@ -58,6 +58,25 @@ def test_base_convert_sums_beyond_128_bits(ops):
     rns_checks.check_base_convert(ops, np.random.default_rng(), (2,), n, both[:64], both[64:], to_host)
 
 
+@pytest.mark.parametrize("limbs, digit_limbs", [(4, 2), (5, 2), (7, 3), (3, 3), (6, 1), (9, 4)])
+def test_digit_convert(ops, cpu, limbs, digit_limbs):
+    n = 64
+    q = rns_checks.moduli_for(n, limbs + 1)
+    dst = q[:limbs] + q[limbs:]  # q and a special prime, as key switching takes them
+    rns_checks.check_digit_convert(ops, np.random.default_rng(), (3,), n, q[:limbs], dst, digit_limbs, to_host, cpu)
+
+
+def test_digit_convert_refuses_bad_arguments(ops, cpu):
+    q = rns_checks.moduli_for(64, 4)
+    x = np.zeros((3, 64), dtype=np.uint64)
+    for backend in (ops, cpu):
+        for bad in (0, 4, 1.5, True):
+            with pytest.raises(ValueError, match="digit_limbs must be an int from 1 to 3"):
+                backend.digit_convert(x, q[:3], q, bad)
+        with pytest.raises(ValueError, match="x has 3 limbs"):
+            backend.digit_convert(x, q[:2], q, 1)
+
+
 def test_inner_product(ops):
     n = 64
     rng = np.random.default_rng()

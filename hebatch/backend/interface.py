@@ -127,6 +127,13 @@ class FieldNTT(abc.ABC):
         x[i, j] * root^((row0 + row_step i)(col0 + col_step j))."""
 
 
+def check_digit_limbs(digit_limbs, limbs: int) -> int:
+    """digit_limbs as an int from 1 to `limbs`, or a ValueError naming it."""
+    if isinstance(digit_limbs, bool) or not isinstance(digit_limbs, (int, np.integer)) or not 1 <= digit_limbs <= limbs:
+        raise ValueError(f"digit_limbs must be an int from 1 to {limbs} (the limbs of q), got {digit_limbs!r}")
+    return int(digit_limbs)
+
+
 class RnsOps(abc.ABC):
     """Element-wise RNS arithmetic, base conversion, automorphisms and secure sampling (the ring NTTs
     belong to the transforms layer: hebatch.ntt): the primitives the BFV scheme is built on.
@@ -216,6 +223,16 @@ class RnsOps(abc.ABC):
             term = self.mul(x[..., k, None, :, :], key[k], moduli)
             acc = term if acc is None else self.add(acc, term, moduli)
         return acc
+
+    def digit_convert(self, x, src, dst, digit_limbs: int):
+        """Key-switching digits of `digit_limbs` limbs: x (..., L, n) over src -> (..., D, len(dst), n),
+        D = ceil(L / digit_limbs), digit k the base_convert of limbs k digit_limbs .. min((k + 1) digit_limbs,
+        L) - 1 (their CRT value plus a multiple of their product, below digit_limbs times it) to dst."""
+        src, a = tuple(src), check_digit_limbs(digit_limbs, len(src))
+        if x.shape[-2] != len(src):
+            raise ValueError(f"x has {x.shape[-2]} limbs but src has {len(src)} moduli")
+        parts = [self.base_convert(x[..., k : k + a, :], src[k : k + a], dst) for k in range(0, len(src), a)]
+        return self.xp.stack(parts, axis=-3)
 
     def automorphism_add(self, x, galois_elt, moduli, acc):
         """acc += x(X^g) on coefficients, written into acc (..., L, n) in place (a view of a larger array

@@ -52,13 +52,16 @@ BATCH = 64
 INPUTS = 3  # distinct inputs the timed calls rotate over
 
 
-def available_presets(names):
+def available_presets(names, digit_sizes=(1,)):
+    """(name, params) of every preset and key-switching digit size that exist (a digit size above a preset's limb
+    count does not)."""
     out = []
     for name in names:
-        try:
-            out.append((name, bfv.Params.preset(name)))
-        except ValueError:
-            continue
+        for digit_limbs in digit_sizes:
+            try:
+                out.append((name, bfv.Params.preset(name, digit_limbs=digit_limbs)))
+            except ValueError:
+                continue
     return out
 
 
@@ -180,6 +183,7 @@ def run_variant(name, params, variant, cpu, batch, rng, timed, fft_ms, copy_gbps
             log_q=params.log_q,
             log_qp=params.log_qp,
             limbs=limbs,
+            digit_limbs=params.digit_limbs,
             t=params.t,
             variant=variant,
             case=op,
@@ -218,7 +222,14 @@ def main(argv=None) -> int:
     parser.add_argument("--presets", default=",".join(PRESETS), help="comma-separated preset names")
     parser.add_argument("--batch", type=int, default=BATCH, help="ciphertexts per batched call")
     parser.add_argument("--variants", default="plain,fused,graphs", help="comma-separated: plain, fused, graphs")
+    parser.add_argument(
+        "--digit-limbs", default="1", help="comma-separated key-switching digit sizes (limbs of q a digit; bfv.Params)"
+    )
     args = parser.parse_args(argv)
+    try:
+        digit_sizes = [int(v) for v in args.digit_limbs.split(",") if v]
+    except ValueError:
+        parser.error(f"--digit-limbs: comma-separated ints, got {args.digit_limbs!r}")
 
     names = [p for p in args.presets.split(",") if p]
     if args.quick:
@@ -248,7 +259,9 @@ def main(argv=None) -> int:
         f"{'preset':>8} {'log q':>5} {'variant':>7} {'operation':>15} {'1 ct ms':>9} {f'per ct of {batch} ms':>17}"
         f" {'1 ct dev':>9} {'per ct dev':>11} {'cuFFT ms':>9} {'copy GB/s':>9} {'calls':>6}"
     )
-    for name, params in available_presets(names):
+    for name, params in available_presets(names, digit_sizes):
+        if params.digit_limbs != 1:
+            name = f"{name}/d{params.digit_limbs}"
         log_n = params.n.bit_length() - 1
         limbs = len(params.q)
         fft_ms = copy_gbps = None

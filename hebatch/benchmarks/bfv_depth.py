@@ -2,7 +2,8 @@
 
 Prints, per preset, the noise budget after each squaring and the depth reached. The presets use
 t = 65537 (17 bits); depth depends on t, so compare with other libraries at the same t.
-Usage: python -m hebatch.benchmarks.bfv_depth [--presets n4096,n8192] [--batch 2] [--json out.json]
+Usage: python -m hebatch.benchmarks.bfv_depth [--presets n4096,n8192] [--batch 2] [--digit-limbs 1,2]
+[--json out.json]
 """
 
 from __future__ import annotations
@@ -19,9 +20,12 @@ from hebatch import bfv
 # Depth of SEAL's BFVDefault moduli at t = 65537, measured with SEAL (None: not measured yet).
 
 
-def measure_depth(preset: str, batch: int = 2, backend: str = "cpu", max_depth: int = 64, verbose=False) -> dict:
-    """Square a fresh encryption until the budget is 0; depth = squarings that still decrypt correctly."""
-    params = bfv.Params.preset(preset)
+def measure_depth(
+    preset: str, batch: int = 2, backend: str = "cpu", max_depth: int = 64, verbose=False, digit_limbs: int = 1
+) -> dict:
+    """Square a fresh encryption until the budget is 0; depth = squarings that still decrypt correctly.
+    digit_limbs: key-switching digit size (bfv.Params)."""
+    params = bfv.Params.preset(preset, digit_limbs=digit_limbs)
     ctx = bfv.Context(params, backend=backend)
     keys = ctx.keygen()
     rng = np.random.default_rng(secrets.randbits(64))
@@ -45,6 +49,7 @@ def measure_depth(preset: str, batch: int = 2, backend: str = "cpu", max_depth: 
         "preset": preset,
         "n": params.n,
         "log_qp": params.log_qp,
+        "digit_limbs": digit_limbs,
         "t": params.t,
         "depth": depth,
         "budgets": budgets,
@@ -60,16 +65,19 @@ def main(argv=None):
     ap.add_argument("--backend", default="cpu")
     ap.add_argument("--json", default=None)
     ap.add_argument("--verbose", action="store_true", help="print the budget after every squaring")
+    ap.add_argument("--digit-limbs", default="1", help="comma-separated key-switching digit sizes (bfv.Params)")
     args = ap.parse_args(argv)
     rows = []
-    print(f"{'preset':>8} {'log qp':>7} {'t':>6} {'depth':>6}  budgets")
+    print(f"{'preset':>8} {'digits':>6} {'log qp':>7} {'t':>6} {'depth':>6}  budgets")
     for preset in args.presets.split(","):
-        row = measure_depth(preset, args.batch, args.backend, verbose=args.verbose)
-        rows.append(row)
-        print(
-            f"{preset:>8} {row['log_qp']:>7} {row['t']:>6} {row['depth']:>6}  {row['budgets']} ({row['seconds']} s)",
-            flush=True,
-        )
+        for digit_limbs in (int(v) for v in args.digit_limbs.split(",") if v):
+            row = measure_depth(preset, args.batch, args.backend, verbose=args.verbose, digit_limbs=digit_limbs)
+            rows.append(row)
+            print(
+                f"{preset:>8} {digit_limbs:>6} {row['log_qp']:>7} {row['t']:>6} {row['depth']:>6}  {row['budgets']} "
+                f"({row['seconds']} s)",
+                flush=True,
+            )
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=2)

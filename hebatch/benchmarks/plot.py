@@ -85,7 +85,9 @@ def series(result: dict) -> tuple[str, str, dict, dict]:
             if variant and r.get("variant") != variant:
                 continue
             x = r["n"]
-            measured[r["case"]].setdefault(x, r.get("per_ciphertext_ms", r.get("ms")))
+            digits = r.get("digit_limbs", 1)
+            label = r["case"] if digits == 1 else f"{r['case']}, digits of {digits} limbs"
+            measured[label].setdefault(x, r.get("per_ciphertext_ms", r.get("ms")))
             # one ciphertext: 2 x limbs rows of n words, timed as one call
             add_refs(x, r, 2 * r.get("limbs", 1) * x * 8, "one ciphertext's elements, one call")
     tidy = {k: sorted(v.items()) for k, v in measured.items() if v}

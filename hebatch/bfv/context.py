@@ -214,13 +214,15 @@ class Context(SchemeContext):
     # -- key switching -----------------------------------------------------------------------
     def _key_switch(self, c, ksk, add=None):
         """(c0', c1') with c0' + c1' s = c * target + small, for c (..., L, n) in coefficient form and a
-        key-switching key (L, 2, L + 1, n): RNS digits [c]_{q_j}, inner product over q and P, then the
-        division by P with rounding (mod-down), plus `add` (..., 2, L, n) in the same pass if given."""
-        return switching.key_switch(self.ops, self.q, self.params.special, c, ksk, add)
+        key-switching key (D, 2, L + 1, n): RNS digits of params.digit_limbs limbs, inner product over q and P,
+        then the division by P with rounding (mod-down), plus `add` (..., 2, L, n) in the same pass if given."""
+        p = self.params
+        return switching.key_switch(self.ops, self.q, p.special, c, ksk, add, p.digit_limbs)
 
     def _galois_applied(self, c, ksk, *, galois_elt):
         """Data of ct(X^g) switched back to s, with ksk the key of g; c0(X^g) is added in the mod-down's pass."""
-        return switching.automorphism_switched(self.ops, self.q, self.params.special, c, galois_elt, ksk)
+        p = self.params
+        return switching.automorphism_switched(self.ops, self.q, p.special, c, galois_elt, ksk, p.digit_limbs)
 
 
 __all__ = ["Context"]

@@ -58,12 +58,13 @@ class PublicKey(_Tagged, base.PublicKey):
 
 
 class RelinKey(_Tagged, base.RelinKey):
-    """Key-switching key from s^2 to s: data (L, 2, L + 1, n), NTT form over q and the special prime;
-    row j encrypts P [(Q/q_j)^-1]_{q_j} (Q/q_j) s^2 (the RNS gadget)."""
+    """Key-switching key from s^2 to s: data (D, 2, L + 1, n), NTT form over q and the special prime; row k
+    encrypts P [(Q/Q_k)^-1]_{Q_k} (Q/Q_k) s^2 (the RNS gadget), Q_k the product of digit k's limbs of q
+    (params.digit_limbs of them; D = L and Q_k = q_k for one)."""
 
 
 class GaloisKeys(_Tagged, base.GaloisKeys):
-    """Key-switching keys from s(X^g) to s for the Galois elements `elements`: data (G, L, 2, L + 1, n)."""
+    """Key-switching keys from s(X^g) to s for the Galois elements `elements`: data (G, D, 2, L + 1, n)."""
 
 
 class Keys(base.Keys):

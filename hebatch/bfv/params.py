@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..backend.interface import check_digit_limbs
 from ..rlwe.keys import SIGMA
 from ..rlwe.params import MAX_LOG_Q, ModulusChain, check_degree, check_plain_modulus, limb_bits, moduli, primes_for_bits
 
@@ -29,6 +30,12 @@ class Params(ModulusChain):
     < 2^62), given as `q=[primes]` or `q_bits=[bit lengths]`; the key-switching special prime as
     `special=prime` or `special_bits=bits` (default: the largest q limb size). log2(q * special)
     must not exceed the HE standard's 128-bit bound for n (MAX_LOG_Q).
+
+    digit_limbs: limbs of q per key-switching digit (default 1, one digit per limb). With a digits
+    key switching (relinearization, rotation) transforms and keys ceil(L / a) digits instead of L, and the
+    noise it adds grows by about the product of a - 1 limbs over P (for instance 2^59 with a = 2 at n32768):
+    a loss of noise budget that shows where key switching's noise dominates, as after one multiplication
+    of fresh ciphertexts. Its keys differ from those of other digit sizes (so does the fingerprint).
     """
 
     scheme = "bfv"  # in the fingerprint (a class attribute, not a field)
@@ -38,6 +45,7 @@ class Params(ModulusChain):
     special: int = 0
     q_bits: tuple[int, ...] | None = field(default=None, compare=False, repr=False)
     special_bits: int | None = field(default=None, compare=False, repr=False)
+    digit_limbs: int = 1
 
     def __post_init__(self):
         n, t = self.n, self.t
@@ -51,15 +59,17 @@ class Params(ModulusChain):
         q, special = moduli(n, t, q, self.special, self.special_bits)
         object.__setattr__(self, "q", q)
         object.__setattr__(self, "special", special)
+        object.__setattr__(self, "digit_limbs", check_digit_limbs(self.digit_limbs, len(q)))
 
     @classmethod
-    def preset(cls, name: str) -> Params:
+    def preset(cls, name: str, digit_limbs: int = 1) -> Params:
         """The presets n4096, n8192, n16384, n32768, n65536: log2(q * special) = 109, 218, 438, 881, 1770
-        (the HE standard's 128-bit bound for each n); t = 65537, and 786433 at n65536."""
+        (the HE standard's 128-bit bound for each n); t = 65537, and 786433 at n65536. digit_limbs as for
+        Params."""
         if name not in _PRESET_BITS:
             raise ValueError(f"preset must be one of {', '.join(_PRESET_BITS)}, got {name!r}")
         n, t, bits, special_bits = _PRESET_BITS[name]
-        return cls(n=n, t=t, q_bits=tuple(bits), special_bits=special_bits)
+        return cls(n=n, t=t, q_bits=tuple(bits), special_bits=special_bits, digit_limbs=digit_limbs)
 
 
 __all__ = ["Params", "MAX_LOG_Q", "PRESET_T", "SIGMA"]

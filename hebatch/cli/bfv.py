@@ -80,9 +80,17 @@ def pipeline_flags(f):
     is_flag=True,
     help="if --keys is not empty, move it aside (to KEYS.old-<UTC time>, never deleted) and generate new keys",
 )
+@click.option(
+    "--digit-limbs",
+    type=click.IntRange(1),
+    default=1,
+    show_default=True,
+    help="limbs of q per key-switching digit: fewer digits (smaller keys, faster relinearization and rotation) "
+    "for more key-switching noise (bfv.Params)",
+)
 @device_option("where keys are generated: the GPU where one is visible (auto), the GPU, or the CPU")
 @json_option
-def keygen(key_dir, preset, max_features, overwrite, device, as_json):
+def keygen(key_dir, preset, max_features, overwrite, digit_limbs, device, as_json):
     """Generate BFV keys into a new or empty directory (mode 700): params.json, secret.key (mode 600),
     public, relin and galois keys. An existing key set is never replaced without --overwrite.
 
@@ -91,7 +99,8 @@ def keygen(key_dir, preset, max_features, overwrite, device, as_json):
       hebatch bfv keygen --keys keys/
       hebatch bfv keygen --keys keys4k/ --preset n4096 --max-features 8 --json
     """
-    report(jobs.keygen(key_dir, preset, max_features, device, overwrite=overwrite), as_json, "hebatch bfv keygen")
+    summary = jobs.keygen(key_dir, preset, max_features, device, overwrite=overwrite, digit_limbs=digit_limbs)
+    report(summary, as_json, "hebatch bfv keygen")
 
 
 @bfv_group.command("encrypt")

@@ -69,13 +69,16 @@ def _write_new(path: pathlib.Path, data: bytes, mode: int) -> None:
         file.write(data)
 
 
-def write_keys(directory, preset: str, max_features: int, backend: str = "auto", *, overwrite: bool = False) -> dict:
-    """Generate keys (rotations for dot products of up to max_features values) into `directory`.
+def write_keys(
+    directory, preset: str, max_features: int, backend: str = "auto", *, overwrite: bool = False, digit_limbs: int = 1
+) -> dict:
+    """Generate keys (rotations for dot products of up to max_features values) into `directory`, with key-switching
+    digits of `digit_limbs` limbs (bfv.Params; recorded in params.json where it is not 1).
 
     A non-empty directory is refused unless `overwrite`, which moves it aside (meta["moved_aside"]).
     params.json is written last: it marks a complete key set.
     """
-    params = bfv.Params.preset(preset)
+    params = bfv.Params.preset(preset, digit_limbs=digit_limbs)
     if not 1 <= max_features <= params.n // 2:
         raise ValueError(f"--max-features must be in 1..{params.n // 2} (a slot row) for {preset}, got {max_features}")
     directory = pathlib.Path(directory)
@@ -90,6 +93,7 @@ def write_keys(directory, preset: str, max_features: int, backend: str = "auto",
         "t": params.t,
         "q": [str(q) for q in params.q],
         "special": str(params.special),
+        **({"digit_limbs": params.digit_limbs} if params.digit_limbs != 1 else {}),
         "fingerprint": params.fingerprint,
         "key_id": keys.key_id,
         "max_features": max_features,
@@ -110,7 +114,11 @@ def read_params(directory):
         )
     meta = json.loads(path.read_text())
     params = bfv.Params(
-        n=int(meta["n"]), t=int(meta["t"]), q=tuple(int(q) for q in meta["q"]), special=int(meta["special"])
+        n=int(meta["n"]),
+        t=int(meta["t"]),
+        q=tuple(int(q) for q in meta["q"]),
+        special=int(meta["special"]),
+        digit_limbs=int(meta.get("digit_limbs", 1)),
     )
     if params.fingerprint != meta["fingerprint"]:
         raise ValueError(f"{path}: the parameters do not match their recorded fingerprint")
@@ -545,10 +553,10 @@ def analytics_job(settings: dict, out_dir, device: str) -> dict:
 # -- whole jobs (what the `hebatch bfv` commands run) ------------------------------------------------------
 
 
-def keygen(key_dir, preset="n8192", max_features=64, device="auto", *, overwrite=False) -> dict:
+def keygen(key_dir, preset="n8192", max_features=64, device="auto", *, overwrite=False, digit_limbs=1) -> dict:
     """Generate keys into key_dir (an existing key set is moved aside only if `overwrite`); a summary with
     the total bytes written."""
-    meta = write_keys(key_dir, preset, max_features, device, overwrite=overwrite)
+    meta = write_keys(key_dir, preset, max_features, device, overwrite=overwrite, digit_limbs=digit_limbs)
     files = {name: (pathlib.Path(key_dir) / name).stat().st_size for name in ["params.json", *KEY_FILES.values()]}
     return {
         "keys": os.fspath(key_dir),
@@ -556,6 +564,7 @@ def keygen(key_dir, preset="n8192", max_features=64, device="auto", *, overwrite
         "n": meta["n"],
         "t": meta["t"],
         "limbs": len(meta["q"]),
+        "digit_limbs": meta.get("digit_limbs", 1),
         "fingerprint": meta["fingerprint"],
         "key_id": meta["key_id"],
         "bytes": sum(files.values()),

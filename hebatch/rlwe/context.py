@@ -142,9 +142,10 @@ class SchemeContext:
         s_ntt = keygen.secret_key(ops, qp, n)
         public_data = keygen.public_key(ops, q, s_ntt, self._error_factor)
         key_id = keygen.key_id_of(public_data, self._id_salt)
-        relin = keygen.relin_key(ops, q, special, s_ntt, factors)
+        digit_limbs = self.params.digit_limbs
+        relin = keygen.relin_key(ops, q, special, s_ntt, factors, digit_limbs)
         elements = encoder.galois_elements(n, steps, bool(columns))
-        gal_data = keygen.galois_keys(ops, q, special, s_ntt, elements, factors)
+        gal_data = keygen.galois_keys(ops, q, special, s_ntt, elements, factors, digit_limbs)
         keys = self.keys_type(
             self.secret_key_type(s_ntt, fp, key_id),
             self.public_key_type(public_data, fp, key_id),

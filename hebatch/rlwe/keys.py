@@ -10,6 +10,7 @@ import numpy as np
 
 from ..device import to_host
 from . import ring
+from .switching import digit_count
 
 SIGMA = 3.2  # standard deviation of the Gaussian errors (the HE standard's value)
 
@@ -53,43 +54,49 @@ def check_secret_matches(secret_data, public_data, q) -> None:
             raise ValueError("b: the secret key does not belong to this key set's public key")
 
 
-def key_switching_key(ops, q, special: int, s_ntt, target_ntt, target_factors=None):
-    """Key-switching key from target to s over q and the special prime P: data (L, 2, L + 1, n), row
-    j = (-(a_j s) + e_j + P g_j target, a_j), g_j the j-th RNS gadget element ((Q/q_j) [(Q/q_j)^-1]_{q_j}:
-    1 mod q_j, 0 mod the other limbs). target_factors (one per limb of q + (P,)), if given, multiply the
-    target first (BGV keeps t^-1 target there)."""
+def key_switching_key(ops, q, special: int, s_ntt, target_ntt, target_factors=None, digit_limbs: int = 1):
+    """Key-switching key from target to s over q and the special prime P: data (D, 2, L + 1, n), one row per
+    digit of `digit_limbs` limbs of q (D = switching.digit_count), row k = (-(a_k s) + e_k + P g_k target, a_k),
+    g_k the k-th RNS gadget element ((Q/Q_k) [(Q/Q_k)^-1]_{Q_k}, Q_k the product of the digit's limbs: 1 mod
+    those limbs, 0 mod the others). target_factors (one per limb of q + (P,)), if given, multiply the target
+    first (BGV keeps t^-1 target there)."""
     q = tuple(q)
     qp = q + (special,)
     L, n = len(q), int(s_ntt.shape[-1])
+    D = digit_count(L, digit_limbs)
     if target_factors is not None:
         target_ntt = ops.mul_scalar(target_ntt, list(target_factors), qp)
-    a = ops.random_uniform((L, L + 1, n), qp)
-    e = ring.ntt(ops.from_signed(ops.random_gaussian((L, 1, n), SIGMA), qp), qp)
+    a = ops.random_uniform((D, L + 1, n), qp)
+    e = ring.ntt(ops.from_signed(ops.random_gaussian((D, 1, n), SIGMA), qp), qp)
     b = ops.sub(e, ops.mul(a, s_ntt, qp), qp)
     rows = []
-    for j in range(L):
-        factors = [special if i == j else 0 for i in range(L)] + [0]
-        rows.append(ops.add(b[j], ops.mul_scalar(target_ntt, factors, qp), qp))
+    for k in range(D):
+        factors = [special if i // digit_limbs == k else 0 for i in range(L)] + [0]
+        rows.append(ops.add(b[k], ops.mul_scalar(target_ntt, factors, qp), qp))
     return ops.xp.stack([ops.xp.stack(rows), a], axis=1)
 
 
-def relin_key(ops, q, special: int, s_ntt, target_factors=None):
-    """The key-switching key from s^2 to s (data (L, 2, L + 1, n))."""
+def relin_key(ops, q, special: int, s_ntt, target_factors=None, digit_limbs: int = 1):
+    """The key-switching key from s^2 to s (data (D, 2, L + 1, n))."""
     qp = tuple(q) + (special,)
-    return ops.asarray(key_switching_key(ops, q, special, s_ntt, ops.mul(s_ntt, s_ntt, qp), target_factors))
+    target = ops.mul(s_ntt, s_ntt, qp)
+    return ops.asarray(key_switching_key(ops, q, special, s_ntt, target, target_factors, digit_limbs))
 
 
-def galois_keys(ops, q, special: int, s_ntt, elements, target_factors=None):
+def galois_keys(ops, q, special: int, s_ntt, elements, target_factors=None, digit_limbs: int = 1):
     """The key-switching keys from s(X^g) to s for every Galois element g of `elements`: data
-    (len(elements), L, 2, L + 1, n)."""
+    (len(elements), D, 2, L + 1, n)."""
     q = tuple(q)
     qp = q + (special,)
     L, n = len(q), int(s_ntt.shape[-1])
     keys = [
-        key_switching_key(ops, q, special, s_ntt, ops.automorphism(s_ntt, g, qp, ntt_form=True), target_factors)
+        key_switching_key(
+            ops, q, special, s_ntt, ops.automorphism(s_ntt, g, qp, ntt_form=True), target_factors, digit_limbs
+        )
         for g in elements
     ]
-    return ops.xp.stack(keys) if keys else ops.xp.zeros((0, L, 2, L + 1, n), dtype=np.uint64)
+    D = digit_count(L, digit_limbs)
+    return ops.xp.stack(keys) if keys else ops.xp.zeros((0, D, 2, L + 1, n), dtype=np.uint64)
 
 
 __all__ = [

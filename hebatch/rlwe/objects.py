@@ -18,6 +18,7 @@ from ..device import to_host
 from .checks import check_fingerprint, check_reduced
 from .frame import Frame, check_fields
 from .keys import check_secret_matches, key_id_of
+from .switching import digit_count
 
 
 def host_le(data) -> np.ndarray:
@@ -192,24 +193,34 @@ class PublicKey(Tagged):
         return shape == (2, L, params.n), params.q, f"(2, L={L}, n={params.n})"
 
 
+def _key_rows(params) -> tuple[int, int, str]:
+    """(L, D, the key's leading axes in words) of a key-switching key: D digits of params.digit_limbs limbs."""
+    L = len(params.q)
+    D = digit_count(L, params.digit_limbs)
+    digits = f"D={D} digits of {params.digit_limbs} limbs" if params.digit_limbs != 1 else f"L={L}"
+    return L, D, digits
+
+
 class RelinKey(Tagged):
-    """Key-switching key from s^2 to s: data (L, 2, L + 1, n), NTT form over q and the special prime."""
+    """Key-switching key from s^2 to s: data (D, 2, L + 1, n), NTT form over q and the special prime; D digits
+    (params.digit_limbs limbs of q each; D = L for one)."""
 
     kind = "relin_key"
     is_key = True
 
     @classmethod
     def _layout(cls, params, shape, header):
-        L = len(params.q)
+        L, D, digits = _key_rows(params)
         return (
-            shape == (L, 2, L + 1, params.n),
+            shape == (D, 2, L + 1, params.n),
             params.q + (params.special,),
-            f"(L={L}, 2, L + 1={L + 1}, n={params.n})",
+            f"({digits}, 2, L + 1={L + 1}, n={params.n})",
         )
 
 
 class GaloisKeys(Tagged):
-    """Key-switching keys from s(X^g) to s for the Galois elements `elements`: data (G, L, 2, L + 1, n)."""
+    """Key-switching keys from s(X^g) to s for the Galois elements `elements`: data (G, D, 2, L + 1, n) (D as
+    for RelinKey)."""
 
     kind = "galois_keys"
     is_key = True
@@ -223,7 +234,8 @@ class GaloisKeys(Tagged):
 
     @classmethod
     def _layout(cls, params, shape, header):
-        L, n = len(params.q), params.n
+        n = params.n
+        L, D, digits = _key_rows(params)
         elements = header.get("elements")
         if (
             not isinstance(elements, list)
@@ -232,9 +244,9 @@ class GaloisKeys(Tagged):
         ):
             return False, None, f"header field 'elements' must list distinct odd Galois elements in (1, 2n={2 * n})"
         return (
-            shape == (len(elements), L, 2, L + 1, n),
+            shape == (len(elements), D, 2, L + 1, n),
             params.q + (params.special,),
-            f"(G={len(elements)} elements, L={L}, 2, L + 1={L + 1}, n={n})",
+            f"(G={len(elements)} elements, {digits}, 2, L + 1={L + 1}, n={n})",
         )
 
     @classmethod

@@ -94,6 +94,7 @@ class ModulusChain:
     t: int
     q: tuple[int, ...]
     special: int
+    digit_limbs: int = 1  # limbs of q per key-switching digit (BFV may take more; see bfv.Params)
 
     @property
     def log_q(self) -> int:
@@ -107,8 +108,11 @@ class ModulusChain:
 
     @cached_property  # checked on every operation: hashed once (the parameter sets are frozen)
     def fingerprint(self) -> str:
-        """A short hash of (scheme, n, t, q, special): objects of different parameters never mix."""
+        """A short hash of (scheme, n, t, q, special) and digit_limbs where it is not 1 (the keys' layout):
+        objects of different parameters never mix."""
         text = f"{self.scheme}:{self.n}:{self.t}:{','.join(map(str, self.q))}:{self.special}"
+        if self.digit_limbs != 1:
+            text += f":digits{self.digit_limbs}"
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 

@@ -23,7 +23,7 @@ import numpy as np
 from ...device import device_properties
 from ...field import modulus_info
 from ..cache import TABLES, instance_tokens
-from ..interface import RnsOps
+from ..interface import RnsOps, check_digit_limbs
 from ..kernels import MODCONST_DTYPE
 
 # Launch geometry of the element-wise RNS kernels. Tuned on an NVIDIA H100 80GB HBM3 on 2026-11-23 with
@@ -387,6 +387,32 @@ class CupyRnsOps(RnsOps):
         if x.shape[-2] != len(src):
             raise ValueError(f"x has {x.shape[-2]} limbs but src has {len(src)} moduli")
         return self._conversion("rns_base_convert", x, len(src), len(dst), self._uploaded(("base", src, dst), build))
+
+    def digit_convert(self, x, src, dst, digit_limbs: int):
+        """Every key-switching digit's fast base conversion in one kernel (rns_digit_convert)."""
+        src, dst = _check_moduli(src, "src"), _check_moduli(dst, "dst")
+        a = check_digit_limbs(digit_limbs, len(src))
+        digits = -(-len(src) // a)
+
+        def build():
+            src_c, _, _ = _modulus_rows(src, "src")
+            dst_c, dst_r, dst_r128 = _modulus_rows(dst, "dst")
+            factors = np.zeros((digits, len(dst) * a), dtype=np.uint64)
+            w = []
+            for k in range(digits):
+                _, qhat_inv, _, f, _, _, _ = self._conversion_rows(src[k * a : (k + 1) * a], dst)
+                factors[k, : f.size] = f.ravel()
+                w += qhat_inv
+            return src_c.view(np.uint8), _shoup_rows(w, src), dst_c.view(np.uint8), dst_r, dst_r128, factors
+
+        tables = self._uploaded(("digits", src, dst, a), build)
+        x, lead, bs = self._items(self._array(x, "x"), "x", 2, len(src))
+        n = x.shape[-1]
+        batch = math.prod(lead)
+        out = self.xp.empty(lead + (digits, len(dst), n), dtype=np.uint64)
+        sizes = (np.int64(batch), np.int32(len(src)), np.int32(a), np.int32(digits), np.int32(len(dst)), np.int64(n))
+        self._launch("rns_digit_convert", batch * digits, n, (out, x, bs, *sizes, *tables))
+        return out
 
     def _conversion(self, kernel, x, src_limbs, dst_limbs, tables, x_limbs=None):
         """Launch a kernel of the base-conversion shape, (out, out batch stride, x, x batch stride, batch,
