@@ -31,11 +31,12 @@ class Params(ModulusChain):
     `special=prime` or `special_bits=bits` (default: the largest q limb size). log2(q * special)
     must not exceed the HE standard's 128-bit bound for n (MAX_LOG_Q).
 
-    digit_limbs: limbs of q per key-switching digit (default 1, one digit per limb). With a digits
-    key switching (relinearization, rotation) transforms and keys ceil(L / a) digits instead of L, and the
-    noise it adds grows by about the product of a - 1 limbs over P (for instance 2^59 with a = 2 at n32768):
-    a loss of noise budget that shows where key switching's noise dominates, as after one multiplication
-    of fresh ciphertexts. Its keys differ from those of other digit sizes (so does the fingerprint).
+    digit_limbs: limbs of q per key-switching digit (default 1, one digit per limb). With digits of a
+    limbs, key switching (relinearization, rotation) transforms ceil(L / a) digits instead of L against keys
+    as many times smaller, and the noise it adds is about the product of a - 1 limbs larger: noise budget
+    lost where key switching's noise dominates, as in the first multiplications of fresh ciphertexts (see
+    the README for measured depths). q, P and the security are unchanged; keys of one digit size do not
+    serve another (the fingerprint differs).
     """
 
     scheme = "bfv"  # in the fingerprint (a class attribute, not a field)
