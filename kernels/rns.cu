@@ -276,9 +276,7 @@ extern "C" __global__ void rns_base_convert(u64* __restrict__ out, long long out
 
 // Key-switching digits of `alpha` limbs each, all in one launch: x (batch, limbs, n) -> out (batch, digits,
 // dst_limbs, n), digit k the fast base conversion (as rns_base_convert) of x's limbs k alpha .. min((k + 1) alpha,
-// limbs) - 1 to every destination limb. One thread per output (batch item, digit, destination limb, coefficient):
-// a digit has few limbs, so each output scales its sources again rather than share them through a loop over the
-// destinations, which left too few threads for one ciphertext (n32768, 2-limb digits: 27 us a key switch).
+// limbs) - 1 to every destination limb. One thread per (batch item, digit, coefficient).
 // src_w[i] = (Q_k / q_i)^-1 mod q_i (Shoup), Q_k the product of limb i's digit; factors: digit k's block at
 // k dst_limbs alpha, row-major [dst_limbs][the digit's limb count], (Q_k / q_i) mod p_j.
 extern "C" __global__ void rns_digit_convert(u64* __restrict__ out, const u64* __restrict__ x, long long x_bs,
@@ -287,23 +285,19 @@ extern "C" __global__ void rns_digit_convert(u64* __restrict__ out, const u64* _
                                              const Tw64* __restrict__ src_w, const ModConst* __restrict__ dst_consts,
                                              const WideRatio* __restrict__ dst_ratios,
                                              const u64* __restrict__ dst_r128, const u64* __restrict__ factors) {
-    ROWS_LOOP(batch * digits * dst_limbs) {
-        const long long item = row / dst_limbs;  // (batch item, digit)
-        const int j = (int)(row - item * dst_limbs);
-        const long long bi = item / digits;
-        const int k = (int)(item - bi * digits);
+    ROWS_LOOP(batch * digits) {
+        const long long bi = row / digits;
+        const int k = (int)(row - bi * digits);
         const int i0 = k * alpha, count = limbs - i0 < alpha ? limbs - i0 : alpha;
         const u64* px = x + bi * x_bs + (long long)i0 * n;
-        const u64* f = factors + (long long)k * dst_limbs * alpha + (long long)j * count;
-        const u64 q = dst_consts[j].q;
-        const WideRatio r = dst_ratios[j];
-        const u64 r2 = dst_r128[j];
-        u64* po = out + row * n;
+        const u64* f = factors + (long long)k * dst_limbs * alpha;
+        u64* po = out + row * dst_limbs * n;
         COLS_LOOP(n) {
-            ProductSum acc;
-            for (int i = 0; i < count; ++i)
-                acc.add_product(shoup_mul(px[i * n + col], src_w[i0 + i], src_consts[i0 + i].q), f[i]);
-            po[col] = acc.reduce(q, r, r2);
+            u64 y[RNS_MAX_SRC];
+            for (int i = 0; i < count; ++i) y[i] = shoup_mul(px[i * n + col], src_w[i0 + i], src_consts[i0 + i].q);
+            dot_rows(y, count, f, dst_limbs, [&](int j, ProductSum& acc) {
+                po[j * n + col] = acc.reduce(dst_consts[j].q, dst_ratios[j], dst_r128[j]);
+            });
         }
     }
 }

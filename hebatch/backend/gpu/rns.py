@@ -411,7 +411,7 @@ class CupyRnsOps(RnsOps):
         batch = math.prod(lead)
         out = self.xp.empty(lead + (digits, len(dst), n), dtype=np.uint64)
         sizes = (np.int64(batch), np.int32(len(src)), np.int32(a), np.int32(digits), np.int32(len(dst)), np.int64(n))
-        self._launch("rns_digit_convert", batch * digits * len(dst), n, (out, x, bs, *sizes, *tables))
+        self._launch("rns_digit_convert", batch * digits, n, (out, x, bs, *sizes, *tables))
         return out
 
     def _conversion(self, kernel, x, src_limbs, dst_limbs, tables, x_limbs=None):
