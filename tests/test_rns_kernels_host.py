@@ -58,7 +58,7 @@ def test_base_convert_sums_beyond_128_bits(ops):
     rns_checks.check_base_convert(ops, np.random.default_rng(), (2,), n, both[:64], both[64:], to_host)
 
 
-@pytest.mark.parametrize("limbs, digit_limbs", [(4, 2), (5, 2), (7, 3), (3, 3), (6, 1), (9, 4)])
+@pytest.mark.parametrize("limbs, digit_limbs", [(4, 2), (5, 2), (7, 3), (3, 3), (6, 1), (9, 4), (11, 5)])
 def test_digit_convert(ops, cpu, limbs, digit_limbs):
     n = 64
     q = rns_checks.moduli_for(n, limbs + 1)
