@@ -67,10 +67,14 @@ def main(argv=None):
     ap.add_argument("--verbose", action="store_true", help="print the budget after every squaring")
     ap.add_argument("--digit-limbs", default="1", help="comma-separated key-switching digit sizes (bfv.Params)")
     args = ap.parse_args(argv)
+    try:
+        digit_sizes = [int(v) for v in args.digit_limbs.split(",") if v]
+    except ValueError:
+        ap.error(f"--digit-limbs: comma-separated ints, got {args.digit_limbs!r}")
     rows = []
     print(f"{'preset':>8} {'digits':>6} {'log qp':>7} {'t':>6} {'depth':>6}  budgets")
     for preset in args.presets.split(","):
-        for digit_limbs in (int(v) for v in args.digit_limbs.split(",") if v):
+        for digit_limbs in digit_sizes:
             row = measure_depth(preset, args.batch, args.backend, verbose=args.verbose, digit_limbs=digit_limbs)
             rows.append(row)
             print(
