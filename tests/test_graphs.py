@@ -40,13 +40,14 @@ class FakeCuda:
             def __exit__(self, *exc):
                 return False
 
+        self.events = []  # "sync" and "free" as the device is synchronized and a graph's pool freed
         self.cuda = types.SimpleNamespace(
             Event=lambda disable_timing=False: types.SimpleNamespace(record=lambda stream=None: None),
-            MemoryPool=lambda: types.SimpleNamespace(malloc=None),
+            MemoryPool=lambda: types.SimpleNamespace(malloc=None, free_all_blocks=lambda: self.events.append("free")),
             using_allocator=lambda malloc: contextlib.nullcontext(),
             Stream=Stream,
             get_current_stream=lambda: Stream(),
-            Device=lambda: types.SimpleNamespace(id=0),
+            Device=lambda: types.SimpleNamespace(id=0, synchronize=lambda: self.events.append("sync")),
         )
         self.ndarray, self.empty, self.array_equal = np.ndarray, np.empty, np.array_equal
 
@@ -193,15 +194,38 @@ def test_large_constants_run_directly_small_inputs_with_a_large_key_replay():
 def test_graph_memory_is_bounded():
     fake = FakeCuda()
     sizes = iter([300, 300, 300])
-    fake.cuda.MemoryPool = lambda: types.SimpleNamespace(malloc=None, total_bytes=lambda: next(sizes))
+    fake.cuda.MemoryPool = lambda: types.SimpleNamespace(
+        malloc=None, total_bytes=lambda: next(sizes), free_all_blocks=lambda: fake.events.append("free")
+    )
     rep = GraphReplayer(max_graph_bytes=700, cupy=fake)
     fn = affine(fake, [])
+    graphs = []
     for n in (1, 2, 3):
         x = np.zeros(n, dtype=np.uint64)
         for _ in range(2):
             rep("affine", fn, (x,), (x,), (x,))
+        graphs += [v for v in rep._entries.values() if not isinstance(v, str) and v not in graphs]
     recorded = [v for v in rep._entries.values() if not isinstance(v, str)]
     assert len(recorded) == 2 and sum(v.nbytes for v in recorded) == 600
+    # the evicted graph was released then and there: the device synchronized, the graph dropped, its pool freed
+    evicted = graphs[0]
+    assert evicted not in recorded and evicted.graph is None and evicted.out is None and evicted.inputs == []
+    assert fake.events == ["sync", "free"]
+    assert all(v.graph is not None for v in recorded)
+
+
+def test_a_graph_evicted_between_lookup_and_replay_runs_directly():
+    fake, calls = FakeCuda(), []
+    rep = GraphReplayer(cupy=fake)
+    fn, k = affine(fake, calls), np.arange(4, dtype=np.uint64)
+    x = np.arange(4, dtype=np.uint64)
+    for _ in range(2):
+        rep("affine", fn, (x,), (k,), (k,))
+    (entry,) = [v for v in rep._entries.values() if not isinstance(v, str)]
+    entry.release()  # as another thread's eviction would, after this call found the entry
+    before = len(calls)
+    assert np.array_equal(rep("affine", fn, (x,), (k,), (k,)), x * 3 + k)
+    assert len(calls) == before + 1 and rep.replays == 0
 
 
 class FakeSampler:

@@ -82,8 +82,20 @@ class _Recorded:
         self.done = cp.cuda.Event(disable_timing=True)
 
     def replay(self, inputs, constants, owners):
+        """The graph's output for these inputs, or None once released (evicted from another thread)."""
         with self.lock:
-            return self._replay(inputs, constants, owners)
+            return None if self.graph is None else self._replay(inputs, constants, owners)
+
+    def release(self):
+        """Frees the graph and its memory now, in order: once the device has finished its replays, the graph
+        first, then its buffers and pool. Left to the teardown of a dropped entry (its attributes in any order),
+        an eviction made a later context's first recorded graph replay into an illegal address on an H100
+        (2026-11-27, benchmarks/results/bfv-two-contexts-crash-probe-H100-80GB-HBM3-2026-11-27.json)."""
+        with self.lock:
+            self.cp.cuda.Device().synchronize()
+            self.graph = self.out = None
+            self.inputs, self.constants = [], []
+            self.pool.free_all_blocks()
 
     def _replay(self, inputs, constants, owners):
         cp = self.cp
@@ -158,8 +170,11 @@ class GraphReplayer:
             return fn(*arrays)
         if entry == _SEEN:
             return self._record(full_key, fn, inputs, constants, owners, sampler)
+        out = entry.replay(inputs, constants, owners)
+        if out is None:  # evicted between the lookup and the replay
+            return fn(*arrays)
         self.replays += 1
-        return entry.replay(inputs, constants, owners)
+        return out
 
     def _record(self, full_key, fn, inputs, constants, owners, sampler):
         cp = self.cp
@@ -201,10 +216,13 @@ class GraphReplayer:
         recorded = [k for k, v in self._entries.items() if isinstance(v, _Recorded)]  # oldest first
         held = sum(self._entries[k].nbytes for k in recorded)
         while recorded and (len(recorded) > self.max_graphs or held > self.max_graph_bytes):
-            k = recorded.pop(0)
-            held -= self._entries.pop(k).nbytes
+            dropped = self._entries.pop(recorded.pop(0))
+            held -= dropped.nbytes
+            dropped.release()
         while len(self._entries) > 4 * self.max_graphs:
-            self._entries.popitem(last=False)
+            _, dropped = self._entries.popitem(last=False)
+            if isinstance(dropped, _Recorded):
+                dropped.release()
 
 
 __all__ = ["GraphReplayer"]
