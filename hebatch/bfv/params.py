@@ -32,8 +32,8 @@ class Params(ModulusChain):
     must not exceed the HE standard's 128-bit bound for n (MAX_LOG_Q).
 
     digit_limbs: limbs of q per key-switching digit (default 1, one digit per limb). With digits of a
-    limbs, key switching (relinearization, rotation) transforms ceil(L / a) digits instead of L against keys
-    as many times smaller, and the noise it adds is about the product of a - 1 limbs larger: noise budget
+    limbs, key switching (relinearization, rotation) transforms ceil(L / a) digits instead of L against keys of
+    as many rows, and the noise it adds is about the product of a - 1 limbs larger: noise budget
     lost where key switching's noise dominates, as in the first multiplications of fresh ciphertexts (see
     the README for measured depths). q, P and the security are unchanged; keys of one digit size do not
     serve another (the fingerprint differs).

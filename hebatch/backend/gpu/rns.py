@@ -406,7 +406,7 @@ class CupyRnsOps(RnsOps):
             return src_c.view(np.uint8), _shoup_rows(w, src), dst_c.view(np.uint8), dst_r, dst_r128, factors
 
         tables = self._uploaded(("digits", src, dst, a), build)
-        x, lead, bs = self._items(self._array(x, "x"), "x", 2, len(src))
+        x, lead, bs = self._items(x, "x", 2, len(src))
         n = x.shape[-1]
         batch = math.prod(lead)
         out = self.xp.empty(lead + (digits, len(dst), n), dtype=np.uint64)
