@@ -111,7 +111,7 @@ def gpu_count() -> int:
 @cache
 def device_properties(index: int) -> dict:
     """What launch plans read of GPU `index` (asked once per device): sm_count, threads_per_sm,
-    shared_per_block (the opt-in maximum of dynamic shared memory per block), memory_bytes, name."""
+    shared_per_block (the opt-in maximum of dynamic shared memory per block), l2_bytes, memory_bytes, name."""
     import cupy
 
     props = cupy.cuda.runtime.getDeviceProperties(index)
@@ -120,6 +120,7 @@ def device_properties(index: int) -> dict:
         "sm_count": int(props["multiProcessorCount"]),
         "threads_per_sm": int(props["maxThreadsPerMultiProcessor"]),
         "shared_per_block": int(props["sharedMemPerBlockOptin"]),
+        "l2_bytes": int(props["l2CacheSize"]),
         "memory_bytes": int(props["totalGlobalMem"]),
         "name": name.decode() if isinstance(name, bytes) else str(name),
     }

@@ -71,6 +71,7 @@ struct NttPassParams {
     int p_bits, post_by_output;  // post factor index: the output position (1) or k (0)
     int keep_positions;        // merge non-last passes: store at the positions of the in-place transform
     int in_spread;             // input row of row r: r / in_spread (> 1: one input row feeds in_spread rows)
+    int limb_rows;             // > 1: rows = limb_rows * limbs, and the blocks go limb by limb (see ntt_pass)
 };
 
 // The parameters of twiddle_grid (TWIDDLE_GRID_PARAMS of hebatch/backend/kernels.py).
@@ -257,6 +258,7 @@ __global__ void __launch_bounds__((1 << (LOG_NP + LOG_LANES - LOG_R)),
     const int p_bits = prm.p_bits, post_by_output = prm.post_by_output;
     const int keep_positions = prm.keep_positions;
     const int in_spread = prm.in_spread;
+    const u32 limb_rows = (u32)prm.limb_rows;
     const ModConst* __restrict__ consts = prm.consts;
     const typename A::Tw* __restrict__ tw = prm.tw;
     const typename A::Tw* __restrict__ zh = prm.zh;
@@ -284,8 +286,16 @@ __global__ void __launch_bounds__((1 << (LOG_NP + LOG_LANES - LOG_R)),
         out_base = row * n;
     } else {
         const u32 lane_tiles = (u32)(LANE_MODE == LANES_ALONG_I ? (d_i >> LOG_LANES) * d_o : d_o >> LOG_LANES);
-        row = tile >> (__ffs(lane_tiles) - 1);
+        const u32 k = tile >> (__ffs(lane_tiles) - 1);  // each row's tiles in turn
         const u32 t = tile & (lane_tiles - 1);
+        if (limb_rows > 1) {
+            // rows limb by limb (row j limbs + l is the k = l limb_rows + j-th): a limb's rows follow one another and
+            // read its tables from L2 (with many limbs, row by row they did not)
+            const u32 l = k / limb_rows;
+            row = (long long)(k - l * limb_rows) * limbs + l;
+        } else {
+            row = k;
+        }
         if (LANE_MODE == LANES_ALONG_I) {
             const u32 tiles_i = (u32)(d_i >> LOG_LANES);
             o = t >> (__ffs(tiles_i) - 1);

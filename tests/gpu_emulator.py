@@ -127,6 +127,10 @@ def emulate_pass(ln, src, in2, dst, prm, memory, arith_kind):
         lane_tiles = (d_i >> log_lanes) * d_o if mode == LANE_MODES["i"] else d_o >> log_lanes
         row = blk // lane_tiles
         tt = blk - row * lane_tiles
+        limb_rows = int(prm["limb_rows"])
+        if limb_rows > 1:  # rows limb by limb: the k-th row run is row j limbs + l for k = l limb_rows + j
+            limb_of, j = np.divmod(row, limb_rows)
+            row = j * limbs + limb_of
         if mode == LANE_MODES["i"]:
             tiles_i = d_i >> log_lanes
             o = tt // tiles_i

@@ -117,6 +117,22 @@ def test_gpu_ntt_spread_equals_cpu(bits):
         assert (got.get() == want).all(), log_n
 
 
+def test_gpu_many_limbs_limb_by_limb_equal_cpu():
+    """30 limbs of 2^15 (BFV n32768's q and B_sk): the inverse's tables (n twiddles and n post factors a limb) exceed
+    half the L2 of an H100, so its rows go limb by limb (recipes.limb_major_rows); forward and inverse equal the CPU's,
+    and so does the spread transform of key-switching digits over the same limbs."""
+    n, limbs = 1 << 15, 30
+    moduli = hb.ntt_primes(60, n, limbs)
+    x = batch(moduli, 3, n, np.uint64)
+    want = hb.ntt(x, moduli, negacyclic=True)
+    got = hb.ntt(cp.asarray(x), moduli, negacyclic=True)
+    assert (got.get() == want).all()
+    assert (hb.intt(got, moduli, negacyclic=True).get() == x).all()
+    rows = np.random.default_rng().integers(0, min(moduli), size=(4, n), dtype=np.uint64)
+    spread = ntt_spread(cp.asarray(rows), moduli, negacyclic=True)
+    assert (spread.get() == hb.ntt(np.repeat(rows[:, None, :], limbs, axis=1), moduli, negacyclic=True)).all()
+
+
 def test_gpu_streams_inplace_and_untouched_input():
     n = 2**16
     x = batch(Q60[:1], 8, n, np.uint64)[:, 0]

@@ -232,6 +232,37 @@ def test_pass_params_refuses_a_row_pass_over_other_rows():
         pass_params(only, host, device, consts, 2 * len(Q60), 2 * n, len(Q60))
 
 
+def test_blocks_go_limb_by_limb(small_tiles):
+    """Multi-pass merges of several limbs whose tables outweigh the L2 share take their rows limb by limb
+    (recipes.limb_major_rows; the emulator knows no L2): every row and column is still covered once and the results
+    stay exact. One limb, one pass, 4-step passes (small tables) and tables within the share keep the rows in order;
+    pass_params refuses rows that are not limbs x limb_rows."""
+    from hebatch.backend.gpu.ntt import modconst_table, pass_params
+
+    moduli = hb.ntt_primes(60, 2**12, 3)
+    for inverse in (False, True):
+        launches = run_case(moduli, 9, 4, "radix2", True, inverse)
+        assert len(launches) > 1 and [ln.geometry["limb_rows"] for ln in launches] == [4] * len(launches)
+    assert all(ln.geometry["limb_rows"] == 0 for ln in run_case(moduli[:1], 9, 4, "radix2", True, False))
+    assert all(ln.geometry["limb_rows"] == 0 for ln in run_case(moduli, 4, 4, "radix2", True, False))
+    assert all(ln.geometry["limb_rows"] == 0 for ln in run_case(moduli, 9, 4, "4step", True, True))
+    n, idx = 1 << 9, (0, 1, 2)
+    plan = make_plan(n, tuple(moduli), tuple(default_root(q, n, True) for q in moduli), True, "radix2")
+    for inverse, table_bytes in ((False, 3 * n * 16), (True, 3 * n * 32)):  # an inverse's post factors: one table
+        tables = plan.gpu_pass_tables(idx, inverse, 64)
+        for l2, limb_rows in ((2 * table_bytes - 2, 4), (2 * table_bytes, 0)):  # LIMB_MAJOR_L2_SHARE of L2
+            launches = plan.gpu_launches(idx, tables, 12, 64, False, l2)
+            assert {ln.geometry["limb_rows"] for ln in launches} == {limb_rows}, (inverse, l2)
+    last = launches[-1]
+    host = dict(tables[last.pass_index])
+    device = {k: v for k, v in host.items() if isinstance(v, np.ndarray)}
+    consts = modconst_table(plan, idx)
+    last = plan.gpu_launches(idx, tables, 12, 64, False)[-1]
+    assert pass_params(last, host, device, consts, 12, n, 3)[0]["limb_rows"] == 4
+    with pytest.raises(ValueError, match="limb by limb"):
+        pass_params(last, host, device, consts, 9, n, 3)
+
+
 def test_merge_post_factor_from_one_table(monkeypatch, small_tiles):
     """A batch of merge inverses of up to 2^POST_ONE_TABLE_MAX_LOG points takes n^-1 psi^-j from one table of n
     entries (exact through the kernel model); plan_for chooses it for negacyclic inverses of any row count."""

@@ -71,6 +71,7 @@ NTT_PASS_PARAMS = _struct(
     ("i64", "rows n d_i d_o digit_d digit_m tw_stride z_stride_h z_stride_l p_stride_h p_stride_l"),
     ("i64", "z_mask c_p p_mask"),
     ("i32", "limbs log_do s0 use_h z_bits alpha beta gamma delta p_bits post_by_output keep_positions in_spread"),
+    ("i32", "limb_rows"),  # rows per limb where the blocks go limb by limb (hebatch.ntt.recipes.limb_major_rows)
 )
 # struct TwiddleGridParams<Tw> of kernels/ntt.cu: one twiddle_grid launch
 TWIDDLE_GRID_PARAMS = _struct(

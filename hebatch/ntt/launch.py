@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ..backend import LANE_MODES, NTT256_LOG_BLOCK
-from .recipes import dense_rows
+from ..backend import LANE_MODES, NTT256_LOG_BLOCK, TABLE_MODES
+from .recipes import dense_rows, limb_major_rows
 
 
 @dataclass(frozen=True)
@@ -24,7 +24,7 @@ class Launch:
     src: str  # "x", "tmp" or "out"
     dst: str
     pass_index: int  # which entry of the plan's gpu_pass_tables
-    geometry: dict  # d_i, d_o, digit_d, digit_m, log_do, s0, use_h, keep_positions
+    geometry: dict  # d_i, d_o, digit_d, digit_m, log_do, s0, use_h, keep_positions, limb_rows
 
     @property
     def name(self) -> str:
@@ -34,11 +34,26 @@ class Launch:
 
 
 def transform_launches(
-    plan, pass_tables: list[dict], rows: int, word_bits: int, arith: str, fuse: bool = False
+    plan,
+    pass_tables: list[dict],
+    rows: int,
+    word_bits: int,
+    arith: str,
+    fuse: bool = False,
+    limbs: int = 1,
+    l2_bytes: int = 0,
 ) -> list[Launch]:
-    """The launches of one transform of `rows` rows. Free of CuPy, so it can be checked on a CPU."""
+    """The launches of one transform of `rows` rows, row r on limb r % limbs, on a GPU with `l2_bytes` of L2 cache
+    (0: none known, as for host builds). Free of CuPy, so it can be checked on a CPU."""
     n = plan.n
     passes = plan.gpu_passes(word_bits // 8)
+    # the tables a multi-pass merge's last pass reads, every limb's: n twiddles with their companions, and an
+    # inverse's n post factors when they come from one table
+    table_bytes = 0
+    if plan.algorithm == "radix2" and len(passes) > 1:
+        one_post = pass_tables[-1]["post_mode"] == TABLE_MODES["one"]
+        table_bytes = limbs * n * (word_bits // 4) * (2 if one_post else 1)
+    limb_rows = limb_major_rows(rows, limbs, table_bytes, l2_bytes) if len(passes) > 1 else 0
     launches = []
     src = "x"
     d_before = 1  # product of the earlier passes' sizes
@@ -46,6 +61,7 @@ def transform_launches(
         last = index == len(passes) - 1
         n_p, lanes = 1 << p.log_np, 1 << p.log_lanes
         geom = dict(d_i=1, d_o=1, digit_d=1, digit_m=1, log_do=0, s0=0, use_h=0, keep_positions=0)
+        geom["limb_rows"] = limb_rows
         grid = rows * (n // (n_p * lanes))
         if len(passes) == 1:
             mode, grid = "row_dense" if dense_rows(p, rows) else "row", -(-rows // lanes)

@@ -119,11 +119,18 @@ class NTTPlan:
         return modes
 
     def gpu_launches(
-        self, idx: tuple[int, ...], pass_tables: list[dict], rows: int, word_bits: int, fuse: bool = False
+        self,
+        idx: tuple[int, ...],
+        pass_tables: list[dict],
+        rows: int,
+        word_bits: int,
+        fuse: bool = False,
+        l2_bytes: int = 0,
     ) -> list[launch.Launch]:
-        """The finished GPU launch plan of one transform of `rows` rows of limbs `idx` (see launch.py)."""
+        """The finished GPU launch plan of one transform of `rows` rows of limbs `idx` on a GPU with `l2_bytes` of
+        L2 cache (see launch.py)."""
         arith = arith_name([self.moduli[i] for i in idx], word_bits)
-        return launch.transform_launches(self, pass_tables, rows, word_bits, arith, fuse=fuse)
+        return launch.transform_launches(self, pass_tables, rows, word_bits, arith, fuse, len(idx), l2_bytes)
 
     def gpu_pass_tables(
         self, idx: tuple[int, ...], inverse: bool, word_bits: int, merge_sub: bool = True

@@ -273,6 +273,31 @@ def dense_rows(p: Pass, rows: int) -> bool:
     return p.log_lanes == 0 and p.log_r == RADIX_LOG and p.threads <= DENSE_ROWS_MAX_THREADS and rows >= DENSE_ROWS_MIN
 
 
+# The last pass of a multi-pass merge reads n table entries per row (16 bytes each for 64-bit words, twice the row's
+# data) from its limb's table, an inverse as many post factors again. Row r uses limb r % limbs, so row by row the
+# blocks that run together belong to as many limbs; where the limbs' tables are larger than about half the L2 cache
+# (BFV's q and B_sk at n32768: 30 limbs, 1 MB of inverse tables each), a limb's entries leave L2 before its next row
+# reads them. Such transforms take their rows limb by limb instead (kernels/ntt.cu, NttPassParams.limb_rows), a
+# limb's rows one after another. Measured on an NVIDIA H100 80GB HBM3 (50 MB of L2) on 2026-11-27, device time of
+# graph-replayed calls, same kernels, one process a side, two rounds
+# (benchmarks/results/ntt-limb-order-ab-H100-80GB-HBM3-2026-11-27.json): n32768 over q and B_sk, inverse of 90 rows
+# 72.8 -> 59.2 us and of 720 rows 503 -> 360 us with this rule; every multi-limb transform limb by limb also ran the
+# forwards (15 MB) 0.98x / 1.03x for 90 / 720 rows, 14 limbs of q at n32768 (14 MB inverse) 0.98x / 1.03x inverse
+# and 1.00x / 1.07x forward for 42 / 336 rows, and batches of 64 at n16384 (4-8 MB) 1.07x-1.13x: hence the share.
+# BFV with the rule (bfv-limb-order-ab-...json): n32768 multiply + relinearize 0.96x, n65536 0.89x-0.90x, n16384
+# within 1%.
+LIMB_MAJOR_L2_SHARE = 0.5
+
+
+def limb_major_rows(rows: int, limbs: int, table_bytes: int, l2_bytes: int) -> int:
+    """Rows per limb of a multi-pass GPU transform over `rows` rows of `limbs` limbs (row r on limb r % limbs) whose
+    last pass reads `table_bytes` of tables in all, on a GPU with `l2_bytes` of L2 cache, where its rows go limb by
+    limb (LIMB_MAJOR_L2_SHARE), else 0 (row by row)."""
+    if limbs > 1 and rows > limbs and rows % limbs == 0 and table_bytes > LIMB_MAJOR_L2_SHARE * l2_bytes:
+        return rows // limbs
+    return 0
+
+
 def choose_algorithm(device: str, log_n: int, rows: int, word_bytes: int) -> str:
     """The algorithm for algorithm="auto": `rows` transforms of 2^log_n words on `device` ("cpu", "gpu")."""
     if device != "gpu":

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...device import device_properties
 from ..cache import TABLES
 from ..interface import WordNTT
 from ..kernels import (
@@ -60,6 +61,14 @@ class CupyBackend(WordNTT):
         return np.dtype(np.uint64)
 
     # -- device state, built once per plan and device ----------------------------------------------
+    def _l2_bytes(self) -> int:
+        """The current device's L2 cache, which the launch plans weigh tables against (0 for a stand-in array
+        module without device properties: host builds of the kernels)."""
+        try:
+            return device_properties(self.xp.cuda.Device().id)["l2_bytes"]
+        except (ImportError, AttributeError):
+            return 0
+
     def _cached(self, plan, key, build):
         return TABLES.get(self.xp.cuda.Device().id, ("ntt", plan) + key, build)
 
@@ -154,7 +163,7 @@ class CupyBackend(WordNTT):
 
         def build():
             host, device = self._tables(plan, idx, inverse, word_bits)
-            launches = plan.gpu_launches(idx, host, rows, word_bits, fuse)
+            launches = plan.gpu_launches(idx, host, rows, word_bits, fuse, self._l2_bytes())
             module = load_module("ntt.cu", name_expressions=tuple(sorted({ln.name for ln in launches})))
             consts = self._consts(plan, idx)
             program = []
@@ -331,6 +340,8 @@ def pass_params(
     # the kernel's assumptions about these launches (kernels/ntt.cu, ROW_CONSTANTS and MERGE_LAST)
     if mode in _ROW_LANE_MODES and (n != 1 << log_np or g["d_i"] != 1):
         raise ValueError(f"a pass along rows of 2^{log_np} points over rows of {n} (d_i = {g['d_i']})")
+    if g["limb_rows"] and (mode in _ROW_LANE_MODES or g["limb_rows"] * limbs != rows):
+        raise ValueError(f"blocks limb by limb over {g['limb_rows']} rows a limb: {rows} rows of {limbs} limbs")
     if mode in _BITREV_LANE_MODES and tables["post_mode"] == TABLE_MODES["two"] and tables["post_bits"] > g["s0"]:
         raise ValueError(f"post factor split at bit {tables['post_bits']} above the last pass's s0 = {g['s0']}")
     if (
@@ -376,4 +387,5 @@ def pass_params(
         post_by_output=tables["post_by_output"],
         keep_positions=g["keep_positions"],
         in_spread=in_spread,
+        limb_rows=g["limb_rows"],
     )
