@@ -253,11 +253,10 @@ def test_blocks_go_limb_by_limb(small_tiles):
         for l2, limb_rows in ((2 * table_bytes - 2, 4), (2 * table_bytes, 0)):  # LIMB_MAJOR_L2_SHARE of L2
             launches = plan.gpu_launches(idx, tables, 12, 64, False, l2)
             assert {ln.geometry["limb_rows"] for ln in launches} == {limb_rows}, (inverse, l2)
-    last = launches[-1]
+    last = plan.gpu_launches(idx, tables, 12, 64, False)[-1]  # no L2 known: limb by limb
     host = dict(tables[last.pass_index])
     device = {k: v for k, v in host.items() if isinstance(v, np.ndarray)}
     consts = modconst_table(plan, idx)
-    last = plan.gpu_launches(idx, tables, 12, 64, False)[-1]
     assert pass_params(last, host, device, consts, 12, n, 3)[0]["limb_rows"] == 4
     with pytest.raises(ValueError, match="limb by limb"):
         pass_params(last, host, device, consts, 9, n, 3)
