@@ -195,14 +195,20 @@ def modconst_rows(moduli) -> np.ndarray:
 # GRID_WAVES full waves of the device (on an H100: 132 SMs x 8 blocks of 256 threads x 64 = 67584
 # blocks, where the 256-bit kernels had used 2^16 since 2026-11-23, zk-H100-80GB-HBM3-2026-11-23.json).
 GRID_WAVES = 64
-_STAND_IN = {"sm_count": 132, "threads_per_sm": 2048}  # for array modules without a device (host tests)
+# what launches assume for array modules without a device (host builds): an H100's SMs, and no L2 known
+_STAND_IN = {"sm_count": 132, "threads_per_sm": 2048, "l2_bytes": 0}
+
+
+def launch_properties(device: int) -> dict:
+    """device_properties of GPU `device` (hebatch.device), or the stand-in's without CuPy or a device."""
+    try:
+        return device_properties(device)
+    except (ImportError, AttributeError):  # no CuPy, or a stand-in module without device properties
+        return _STAND_IN
 
 
 def elementwise_blocks(total: int, threads: int, device: int) -> int:
     """Blocks of `threads` threads for an element-wise kernel over `total` elements on GPU `device`."""
-    try:
-        props = device_properties(device)
-    except (ImportError, AttributeError):  # no CuPy, or a stand-in module without device properties
-        props = _STAND_IN
+    props = launch_properties(device)
     cap = GRID_WAVES * props["sm_count"] * max(1, props["threads_per_sm"] // threads)
     return max(1, min(cap, -(-total // threads)))

@@ -53,7 +53,7 @@ def transform_launches(
     if plan.algorithm == "radix2" and len(passes) > 1:
         one_post = pass_tables[-1]["post_mode"] == TABLE_MODES["one"]
         table_bytes = limbs * n * (word_bits // 4) * (2 if one_post else 1)
-    limb_rows = limb_major_rows(rows, limbs, table_bytes, l2_bytes) if len(passes) > 1 else 0
+    limb_rows = limb_major_rows(rows, limbs, table_bytes, l2_bytes)  # 0 where table_bytes is (one pass, 4-step)
     launches = []
     src = "x"
     d_before = 1  # product of the earlier passes' sizes

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...device import device_properties
 from ..cache import TABLES
 from ..interface import WordNTT
 from ..kernels import (
@@ -25,6 +24,7 @@ from ..kernels import (
     arith_name,
     elementwise_blocks,
     grid_exponents,
+    launch_properties,
     modconst_rows,
     pack,
 )
@@ -61,14 +61,6 @@ class CupyBackend(WordNTT):
         return np.dtype(np.uint64)
 
     # -- device state, built once per plan and device ----------------------------------------------
-    def _l2_bytes(self) -> int:
-        """The current device's L2 cache, which the launch plans weigh tables against (0 for a stand-in array
-        module without device properties: host builds of the kernels)."""
-        try:
-            return device_properties(self.xp.cuda.Device().id)["l2_bytes"]
-        except (ImportError, AttributeError):
-            return 0
-
     def _cached(self, plan, key, build):
         return TABLES.get(self.xp.cuda.Device().id, ("ntt", plan) + key, build)
 
@@ -163,7 +155,8 @@ class CupyBackend(WordNTT):
 
         def build():
             host, device = self._tables(plan, idx, inverse, word_bits)
-            launches = plan.gpu_launches(idx, host, rows, word_bits, fuse, self._l2_bytes())
+            l2_bytes = launch_properties(self.xp.cuda.Device().id)["l2_bytes"]  # 0 on host builds
+            launches = plan.gpu_launches(idx, host, rows, word_bits, fuse, l2_bytes)
             module = load_module("ntt.cu", name_expressions=tuple(sorted({ln.name for ln in launches})))
             consts = self._consts(plan, idx)
             program = []

@@ -20,11 +20,10 @@ import threading
 
 import numpy as np
 
-from ...device import device_properties
 from ...field import modulus_info
 from ..cache import TABLES, instance_tokens
 from ..interface import RnsOps, check_digit_limbs
-from ..kernels import MODCONST_DTYPE
+from ..kernels import MODCONST_DTYPE, launch_properties
 
 # Launch geometry of the element-wise RNS kernels. Tuned on an NVIDIA H100 80GB HBM3 on 2026-11-23 with
 # benchmarks/bfv_bench.py: the small-launch rule before benchmarks/results/bfv-H100-80GB-HBM3-2026-11-23.json,
@@ -34,7 +33,6 @@ SMALL_BLOCK = 64
 SMALL_LAUNCH_BLOCKS_PER_SM = 4  # launches of fewer than SMs * this * BLOCK threads get blocks of SMALL_BLOCK
 LARGE_LAUNCH = 1 << 23  # elements: from here each thread takes COLS_PER_THREAD coefficients of its row
 COLS_PER_THREAD = 4
-STAND_IN_SM_COUNT = 132  # SM count assumed for array modules without a device (host tests)
 _TOKENS = instance_tokens()
 MAX_GRID_Y = 65535
 MAX_SRC_LIMBS = 64  # RNS_MAX_SRC in kernels/rns.cu
@@ -160,10 +158,7 @@ class CupyRnsOps(RnsOps):
         """SMs of the device current at the first launch (a hint for block sizes only: any geometry
         gives the same results, so one count per instance keeps device queries off the launch path)."""
         if self._sms is None:
-            try:
-                self._sms = device_properties(self._device())["sm_count"]
-            except (ImportError, AttributeError):  # a stand-in array module (host tests)
-                self._sms = STAND_IN_SM_COUNT
+            self._sms = launch_properties(self._device())["sm_count"]
         return self._sms
 
     @staticmethod
