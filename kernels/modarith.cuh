@@ -35,8 +35,37 @@ struct ModConst {
 
 // x * w mod q in [0, q) for any x < 2^64, a constant w < q with wq = floor(w 2^64 / q) (Shoup, exact quotient:
 // [0, 2q) before the one subtraction).
+// On the device one chain of 32-bit multiply-adds: the exact quotient, then the remainder as Mod64::mul_tw forms it
+// (there, why). The two chains stay whole in one asm block each: with the remainder a block of its own, shared, nvcc
+// laid out the inverse passes' loads differently (up to 1.5x their global loads, 1.02x their instructions).
 __device__ __forceinline__ u64 shoup_mul(u64 x, const Tw64& t, u64 q) {
+#ifdef __CUDA_ARCH__
+    const u64 neg_q = 0 - q;
+    u32 r0, r1;
+    asm("{\n\t.reg .u32 m0, m1, m2, q0, q1;\n\t"
+        "mul.hi.u32 m0, %2, %6;\n\t"  // m = x1 wq0 + x0 wq1 + hi(x0 wq0), 65 bits
+        "mad.lo.cc.u32 m0, %3, %6, m0;\n\t"
+        "madc.hi.u32 m1, %3, %6, 0;\n\t"
+        "mad.lo.cc.u32 m0, %2, %7, m0;\n\t"
+        "madc.hi.cc.u32 m1, %2, %7, m1;\n\t"
+        "addc.u32 m2, 0, 0;\n\t"
+        "mad.lo.cc.u32 q0, %3, %7, m1;\n\t"  // qhat = x1 wq1 + m / 2^32
+        "madc.hi.u32 q1, %3, %7, m2;\n\t"
+        "mul.lo.u32 %0, %2, %4;\n\t"  // r = x0 w0 + q0 nq0 (64 bits) + 2^32 (x1 w0 + x0 w1 + q1 nq0 + q0 nq1)
+        "mul.hi.u32 %1, %2, %4;\n\t"
+        "mad.lo.cc.u32 %0, q0, %8, %0;\n\t"
+        "madc.hi.u32 %1, q0, %8, %1;\n\t"
+        "mad.lo.u32 %1, %3, %4, %1;\n\t"
+        "mad.lo.u32 %1, %2, %5, %1;\n\t"
+        "mad.lo.u32 %1, q1, %8, %1;\n\t"
+        "mad.lo.u32 %1, q0, %9, %1;\n\t}"
+        : "=&r"(r0), "=&r"(r1)  // written before the last inputs are read
+        : "r"((u32)x), "r"((u32)(x >> 32)), "r"((u32)t.w), "r"((u32)(t.w >> 32)), "r"((u32)t.wq),
+          "r"((u32)(t.wq >> 32)), "r"((u32)neg_q), "r"((u32)(neg_q >> 32)));
+    const u64 r = (u64)r1 << 32 | r0;
+#else
     const u64 r = x * t.w + __umul64hi(x, t.wq) * (0 - q);  // -qhat q as qhat (2^64 - q): one multiply-add
+#endif
     return r >= q ? r - q : r;
 }
 
@@ -75,15 +104,43 @@ struct Mod64 {
     // x * w mod q, lazily in [0, 4q), for any x < 2^64. Shoup's quotient floor(x wq / 2^64) is
     // estimated without the lowest partial product and the carries of the middle ones: the estimate
     // is at most 2 below it (and Shoup's at most 1 below floor(x w / q)), which saves a third of the
-    // multiplier instructions for one more conditional subtraction in the butterfly.
+    // multiplier instructions for one more conditional subtraction in the butterfly. The remainder is
+    // x w + qhat (2^64 - q) mod 2^64: products that accumulate.
+    // On the device it is one chain of 32-bit multiply-adds: the estimate's two cross terms summed first, then
+    // the remainder's low word with its carry, then the high word's four partial products. nvcc's code for the
+    // C++ twin (host builds) spent zero-extending moves and separate 64-bit adds on the same sums: the ntt_pass
+    // instances took up to 1.17x these instructions (median 1.14x; cuobjdump, sm_90, nvcc 13), and the transforms
+    // 1.02x-1.09x this time on an H100 (benchmarks/results/ntt-ptx-products-ab-H100-80GB-HBM3-2026-11-27.json).
+    // tests/test_modarith_model.py runs the asm against the formula.
     __device__ __forceinline__ T mul_tw(T x, const Tw& t) const {
 #ifdef NTT_EXACT_SHOUP  // a tuning knob: Shoup's exact quotient (result in [0, 2q))
-        const u64 qhat = __umul64hi(x, t.wq);
+        return x * t.w + __umul64hi(x, t.wq) * neg_q;
+#elif defined(__CUDA_ARCH__)
+        u32 r0, r1;
+        asm("{\n\t.reg .u32 a, b, q0, q1;\n\t"
+            "mul.hi.u32 a, %2, %7;\n\t"  // qhat = x1 wq1 + hi(x0 wq1) + hi(x1 wq0)
+            "mul.hi.u32 b, %3, %6;\n\t"
+            "add.cc.u32 a, a, b;\n\t"
+            "addc.u32 b, 0, 0;\n\t"
+            "mad.lo.cc.u32 q0, %3, %7, a;\n\t"
+            "madc.hi.u32 q1, %3, %7, b;\n\t"
+            "mul.lo.u32 %0, %2, %4;\n\t"  // r = x0 w0 + q0 nq0 (64 bits) + 2^32 (x1 w0 + x0 w1 + q1 nq0 + q0 nq1)
+            "mul.hi.u32 %1, %2, %4;\n\t"
+            "mad.lo.cc.u32 %0, q0, %8, %0;\n\t"
+            "madc.hi.u32 %1, q0, %8, %1;\n\t"
+            "mad.lo.u32 %1, %3, %4, %1;\n\t"
+            "mad.lo.u32 %1, %2, %5, %1;\n\t"
+            "mad.lo.u32 %1, q1, %8, %1;\n\t"
+            "mad.lo.u32 %1, q0, %9, %1;\n\t}"
+            : "=&r"(r0), "=&r"(r1)  // written before the last inputs are read
+            : "r"((u32)x), "r"((u32)(x >> 32)), "r"((u32)t.w), "r"((u32)(t.w >> 32)), "r"((u32)t.wq),
+              "r"((u32)(t.wq >> 32)), "r"((u32)neg_q), "r"((u32)(neg_q >> 32)));
+        return (u64)r1 << 32 | r0;
 #else
         const u32 x0 = (u32)x, x1 = (u32)(x >> 32), w0 = (u32)t.wq, w1 = (u32)(t.wq >> 32);
         const u64 qhat = (u64)x1 * w1 + __umulhi(x0, w1) + __umulhi(x1, w0);
+        return x * t.w + qhat * neg_q;
 #endif
-        return x * t.w + qhat * neg_q;  // -qhat q as qhat (2^64 - q): products that accumulate
     }
     // x * w mod q in [0, q) for any x < 2^64 (where an inverse stores its post-factor product)
     __device__ __forceinline__ T mul_tw_reduced(T x, const Tw& t) const { return reduce_product(mul_tw(x, t)); }

@@ -1,5 +1,5 @@
 """A model of the few PTX integer instructions that the kernels use in inline asm (add/sub/mad with the carry
-flag, setp/selp), to run their asm text on the CPU: the asm strings and operand lists are read from the source,
+flag, mul, setp/selp), to run their asm text on the CPU: the asm strings and operand lists are read from the source,
 so a wrong operand number or instruction in a kernel shows up here without a GPU. Registers declared in the
 block ({ .reg ... }) are modelled by name."""
 
@@ -21,7 +21,7 @@ def asm_blocks(text: str) -> list[tuple[list[str], list[str]]]:
         code = "".join(re.findall(r'"((?:[^"\\]|\\.)*)"', template))
         instructions = [s.strip() for s in code.replace("\\n", "").replace("\\t", "").split(";") if s.strip()]
         operands = []
-        for expr in re.finditer(r'"[=+]?[rln]"\(', rest):  # operand expressions, parentheses balanced
+        for expr in re.finditer(r'"[=+]?&?[rln]"\(', rest):  # operand expressions, parentheses balanced
             depth, j = 1, expr.end()
             while depth:
                 depth += {"(": 1, ")": -1}.get(rest[j], 0)
@@ -80,6 +80,9 @@ def run(instructions, values: list[int]) -> list[int]:
         elif base in ("sub", "subc"):
             full = get(args[1]) - get(args[2]) - cin
             out, carry = full & mask, 1 if full < 0 else 0
+        elif base == "mul":
+            prod = get(args[1]) * get(args[2])
+            out, carry = (prod & mask if parts[1] == "lo" else prod >> bits), 0
         elif base in ("mad", "madc"):
             prod = get(args[1]) * get(args[2])
             half = prod & mask if parts[1] == "lo" else prod >> bits
