@@ -33,11 +33,25 @@ struct ModConst {
     u32 pad;
 };
 
+// Shoup's remainder x w + qhat (2^64 - q) mod 2^64 in 32-bit PTX, the tail of the asm blocks of shoup_mul and
+// Mod64::mul_tw (see there), which name their operands alike: %0, %1 the result's halves; %2, %3 x; %4, %5 w; %8, %9
+// 2^64 - q; q0, q1 the quotient's halves, registers of the block. r = x0 w0 + q0 nq0 (64 bits), then 2^32 (x1 w0 +
+// x0 w1 + q1 nq0 + q0 nq1). The tail is text, not a function: an asm block of its own made nvcc lay out the inverse
+// passes' loads differently (up to 1.5x their global loads, 1.02x their instructions).
+#define SHOUP_REMAINDER_PTX              \
+    "mul.lo.u32 %0, %2, %4;\n\t"         \
+    "mul.hi.u32 %1, %2, %4;\n\t"         \
+    "mad.lo.cc.u32 %0, q0, %8, %0;\n\t"  \
+    "madc.hi.u32 %1, q0, %8, %1;\n\t"    \
+    "mad.lo.u32 %1, %3, %4, %1;\n\t"     \
+    "mad.lo.u32 %1, %2, %5, %1;\n\t"     \
+    "mad.lo.u32 %1, q1, %8, %1;\n\t"     \
+    "mad.lo.u32 %1, q0, %9, %1;\n\t"
+
 // x * w mod q in [0, q) for any x < 2^64, a constant w < q with wq = floor(w 2^64 / q) (Shoup, exact quotient:
 // [0, 2q) before the one subtraction).
 // On the device one chain of 32-bit multiply-adds: the exact quotient, then the remainder as Mod64::mul_tw forms it
-// (there, why). The two chains stay whole in one asm block each: with the remainder a block of its own, shared, nvcc
-// laid out the inverse passes' loads differently (up to 1.5x their global loads, 1.02x their instructions).
+// (there, why).
 __device__ __forceinline__ u64 shoup_mul(u64 x, const Tw64& t, u64 q) {
 #ifdef __CUDA_ARCH__
     const u64 neg_q = 0 - q;
@@ -51,14 +65,7 @@ __device__ __forceinline__ u64 shoup_mul(u64 x, const Tw64& t, u64 q) {
         "addc.u32 m2, 0, 0;\n\t"
         "mad.lo.cc.u32 q0, %3, %7, m1;\n\t"  // qhat = x1 wq1 + m / 2^32
         "madc.hi.u32 q1, %3, %7, m2;\n\t"
-        "mul.lo.u32 %0, %2, %4;\n\t"  // r = x0 w0 + q0 nq0 (64 bits) + 2^32 (x1 w0 + x0 w1 + q1 nq0 + q0 nq1)
-        "mul.hi.u32 %1, %2, %4;\n\t"
-        "mad.lo.cc.u32 %0, q0, %8, %0;\n\t"
-        "madc.hi.u32 %1, q0, %8, %1;\n\t"
-        "mad.lo.u32 %1, %3, %4, %1;\n\t"
-        "mad.lo.u32 %1, %2, %5, %1;\n\t"
-        "mad.lo.u32 %1, q1, %8, %1;\n\t"
-        "mad.lo.u32 %1, q0, %9, %1;\n\t}"
+        SHOUP_REMAINDER_PTX "}"
         : "=&r"(r0), "=&r"(r1)  // written before the last inputs are read
         : "r"((u32)x), "r"((u32)(x >> 32)), "r"((u32)t.w), "r"((u32)(t.w >> 32)), "r"((u32)t.wq),
           "r"((u32)(t.wq >> 32)), "r"((u32)neg_q), "r"((u32)(neg_q >> 32)));
@@ -124,14 +131,7 @@ struct Mod64 {
             "addc.u32 b, 0, 0;\n\t"
             "mad.lo.cc.u32 q0, %3, %7, a;\n\t"
             "madc.hi.u32 q1, %3, %7, b;\n\t"
-            "mul.lo.u32 %0, %2, %4;\n\t"  // r = x0 w0 + q0 nq0 (64 bits) + 2^32 (x1 w0 + x0 w1 + q1 nq0 + q0 nq1)
-            "mul.hi.u32 %1, %2, %4;\n\t"
-            "mad.lo.cc.u32 %0, q0, %8, %0;\n\t"
-            "madc.hi.u32 %1, q0, %8, %1;\n\t"
-            "mad.lo.u32 %1, %3, %4, %1;\n\t"
-            "mad.lo.u32 %1, %2, %5, %1;\n\t"
-            "mad.lo.u32 %1, q1, %8, %1;\n\t"
-            "mad.lo.u32 %1, q0, %9, %1;\n\t}"
+            SHOUP_REMAINDER_PTX "}"
             : "=&r"(r0), "=&r"(r1)  // written before the last inputs are read
             : "r"((u32)x), "r"((u32)(x >> 32)), "r"((u32)t.w), "r"((u32)(t.w >> 32)), "r"((u32)t.wq),
               "r"((u32)(t.wq >> 32)), "r"((u32)neg_q), "r"((u32)(neg_q >> 32)));

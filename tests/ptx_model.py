@@ -8,8 +8,22 @@ import re
 MASKS = {"u32": (1 << 32) - 1, "u64": (1 << 64) - 1}
 
 
+STRING = r'"((?:[^"\\]|\\.)*)"'
+
+
+def string_macros(text: str) -> dict[str, str]:
+    """The #define NAME "..." "..." macros of a C++ source (string literals only, continued lines joined):
+    NAME -> their text."""
+    macros = {}
+    for m in re.finditer(r"#define\s+(\w+)((?:\s*\\\n)*(?:\s*" + STRING + r"(?:\s*\\\n)*)+)", text):
+        macros[m.group(1)] = "".join(re.findall(STRING, m.group(2)))
+    return macros
+
+
 def asm_blocks(text: str) -> list[tuple[list[str], list[str]]]:
-    """Every asm(...) statement of a C++ source: (instructions, operand expressions in %-number order)."""
+    """Every asm(...) statement of a C++ source: (instructions, operand expressions in %-number order), the string
+    macros it names expanded."""
+    macros = string_macros(text)
     blocks = []
     for m in re.finditer(r"\basm\(", text):
         depth, i = 1, m.end()
@@ -18,7 +32,9 @@ def asm_blocks(text: str) -> list[tuple[list[str], list[str]]]:
             i += 1
         body = text[m.end() : i - 1].replace("\\\n", "\n")
         template, _, rest = body.partition(":")
-        code = "".join(re.findall(r'"((?:[^"\\]|\\.)*)"', template))
+        for name, value in macros.items():  # a macro's literal joins the template's at its place
+            template = re.sub(rf"\b{name}\b", lambda _, literal='"' + value + '"': literal, template)
+        code = "".join(re.findall(STRING, template))
         instructions = [s.strip() for s in code.replace("\\n", "").replace("\\t", "").split(";") if s.strip()]
         operands = []
         for expr in re.finditer(r'"[=+]?&?[rln]"\(', rest):  # operand expressions, parentheses balanced
