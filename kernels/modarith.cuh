@@ -116,8 +116,9 @@ struct Mod64 {
     // On the device it is one chain of 32-bit multiply-adds: the estimate's two cross terms summed first, then
     // the remainder's low word with its carry, then the high word's four partial products. nvcc's code for the
     // C++ twin (host builds) spent zero-extending moves and separate 64-bit adds on the same sums: the ntt_pass
-    // instances took up to 1.17x these instructions (median 1.14x; cuobjdump, sm_90, nvcc 13), and the transforms
-    // 1.02x-1.09x this time on an H100 (benchmarks/results/ntt-ptx-products-ab-H100-80GB-HBM3-2026-11-27.json).
+    // instances took up to 1.17x these instructions (median 1.14x; cuobjdump, sm_90, nvcc 13), and the 60-bit
+    // prime's transforms 1.02x-1.09x this time on an H100 (benchmarks/results/ntt-ptx-products-ab-H100-80GB-HBM3-
+    // 2026-11-27.json, with Shoup's product below).
     // tests/test_modarith_model.py runs the asm against the formula.
     __device__ __forceinline__ T mul_tw(T x, const Tw& t) const {
 #ifdef NTT_EXACT_SHOUP  // a tuning knob: Shoup's exact quotient (result in [0, 2q))
