@@ -60,8 +60,7 @@ def transform_launches(
     for index, p in enumerate(passes):
         last = index == len(passes) - 1
         n_p, lanes = 1 << p.log_np, 1 << p.log_lanes
-        geom = dict(d_i=1, d_o=1, digit_d=1, digit_m=1, log_do=0, s0=0, use_h=0, keep_positions=0)
-        geom["limb_rows"] = limb_rows
+        geom = dict(d_i=1, d_o=1, digit_d=1, digit_m=1, log_do=0, s0=0, use_h=0, keep_positions=0, limb_rows=limb_rows)
         grid = rows * (n // (n_p * lanes))
         if len(passes) == 1:
             mode, grid = "row_dense" if dense_rows(p, rows) else "row", -(-rows // lanes)
