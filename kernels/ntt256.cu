@@ -27,16 +27,10 @@
 #ifndef NTT256_LOG_BLOCK
 #define NTT256_LOG_BLOCK 11
 #endif
-#ifndef BITREV256_TILE_BITS
-#define BITREV256_TILE_BITS 4
-#endif
 static_assert(NTT256_THREADS >= 32 && NTT256_THREADS <= 1024 && (NTT256_THREADS & (NTT256_THREADS - 1)) == 0,
               "NTT256_THREADS: a power of two of at most 1024 threads");
 static_assert(NTT256_LOG_BLOCK >= 1 && (32 << NTT256_LOG_BLOCK) <= 64 * 1024,
               "NTT256_LOG_BLOCK: a block's elements (32 bytes each) within 64 KiB of shared memory");
-static_assert(BITREV256_TILE_BITS >= 1 &&
-                  32 * (1 << BITREV256_TILE_BITS) * ((1 << BITREV256_TILE_BITS) + 1) <= 48 * 1024,
-              "BITREV256_TILE_BITS: a padded tile of 2^(2T) elements within 48 KiB of shared memory");
 
 // The parameters of one ntt256_pass launch (NTT256_PASS_PARAMS of hebatch/backend/kernels.py, field by field).
 struct Ntt256PassParams {
@@ -86,9 +80,17 @@ __device__ __forceinline__ Fe four_step_twiddle(long long r, int t, int log_k, i
 // One pass: k = log_k stages on every group of K elements spaced 2^log_low apart. Lanes (one per
 // independent sub-transform, flat index f = (H, r) over the whole batch) go 2^log_c to a block.
 // Element (f, t) lives at ((f >> L) << (L + k)) + (t << L) + (f & (2^L - 1)).
+// BITREV_IN: the first pass of a transform whose input and output orders are the same reads its input
+// bit-reversed, position i of each row from in[bitrev_n(i)], in place of a permutation pass before it (an
+// instance of its own, so the other passes' code is as without it). Such a pass has no twiddles on its loads (a
+// DIT's first pass has no low bits, a DIF's twiddles come on the stores).
+// Its reads run along natural positions: with low bits (a DIF's first pass), a lane's K elements are one run, so
+// consecutive threads take consecutive bitrev_k(t); without (a DIT's), element (f, t) comes from
+// (bitrev_k(t), bitrev(f)), so the lanes go to blocks in bit-reversed order (block lane g is f = bitrev(g)
+// within its row): each t is then a run of 2^log_c consecutive positions.
 // 3 blocks of 64 KiB share an SM (228 KiB); the register cap of 3 blocks (85 a thread) keeps registers from
 // lowering that.
-template <class F, bool DIT>
+template <class F, bool DIT, bool BITREV_IN>
 __global__ void __launch_bounds__(NTT256_THREADS, 3)
     ntt256_pass(const Fe* __restrict__ in, Fe* __restrict__ out, KERNEL_PARAMS Ntt256PassParams prm) {
     const long long total_lanes = prm.total_lanes;
@@ -105,6 +107,16 @@ __global__ void __launch_bounds__(NTT256_THREADS, 3)
     const long long lane0 = (long long)blockIdx.x << log_c;
     const long long low_mask = (1ll << log_low) - 1;
     const int tw_shift = log_n - log_low - log_k;  // exponent of w_M in powers of w: n / M
+    const int lane_bits = log_n - log_k;          // lanes of a row: 2^lane_bits
+    const bool lanes_reversed = BITREV_IN && log_low == 0 && lane_bits > 0;
+    // where lanes_reversed: the lane that block lane g (lane0 + c) runs
+    auto reversed_lane = [&](long long g) {
+        const long long row_lane = g & ((1ll << lane_bits) - 1);
+        return (g - row_lane) | (long long)(__brevll((u64)row_lane) >> (64 - lane_bits));
+    };
+    auto position = [&](long long f, int t) {
+        return ((f >> log_low) << (log_low + log_k)) + ((long long)t << log_low) + (f & low_mask);
+    };
 
     // loads: consecutive threads take consecutive r (contiguous in memory) where there are low bits,
     // consecutive t otherwise (then t is the contiguous index). The DIF's loop (no twiddles) is written once
@@ -122,20 +134,35 @@ __global__ void __launch_bounds__(NTT256_THREADS, 3)
             }
             const long long f = lane0 + c;
             if (f < total_lanes) {
-                const long long r = f & low_mask;
-                const long long addr = ((f >> log_low) << (log_low + log_k)) + ((long long)t << log_low) + r;
-                Fe v = in[addr];
+                Fe v = in[position(f, t)];
                 if (DIT && !KNOWN && log_low > 0)
-                    v = mont_mul<F>(v, four_step_twiddle<F>(r, t, log_k, log_low, tw_shift, tw_low, tw_high, tw_bits,
-                                                            tw_direct, pd), pd);
+                    v = mont_mul<F>(v, four_step_twiddle<F>(f & low_mask, t, log_k, log_low, tw_shift, tw_low, tw_high,
+                                                            tw_bits, tw_direct, pd), pd);
                 sm[c * K + t] = v;
             }
         }
     };
-    if (!DIT && log_low == 0)
+    if constexpr (BITREV_IN) {
+        const long long row_mask = (1ll << log_n) - 1;
+        for (int e = threadIdx.x; e < E; e += NTT256_THREADS) {
+            int c, t;
+            if (lanes_reversed) {
+                c = e & (C - 1);
+                t = e >> log_c;
+            } else {
+                c = e >> log_k;
+                t = (int)(__brev((u32)(e & (K - 1))) >> (32 - log_k));
+            }
+            if (lane0 + c < total_lanes) {
+                const long long i = position(lanes_reversed ? reversed_lane(lane0 + c) : lane0 + c, t);
+                sm[c * K + t] = in[(i & ~row_mask) | (long long)(__brevll((u64)(i & row_mask)) >> (64 - log_n))];
+            }
+        }
+    } else if (!DIT && log_low == 0) {
         load(Bool<true>());
-    else
+    } else {
         load(Bool<false>());
+    }
     __syncthreads();
 
     // stages: half-size h = K/2 .. 1 (DIF) or 1 .. K/2 (DIT); butterfly j of a group uses w_K^(j K / 2h),
@@ -211,72 +238,38 @@ __global__ void __launch_bounds__(NTT256_THREADS, 3)
         __syncthreads();
     }
 
-    // stores (same mapping as the loads), with the DIF's 4-step twiddles and the optional factor
+    // stores (same mapping as the loads), with the DIF's 4-step twiddles and the optional factor; written once
+    // per lane order, so that the usual one has no test per element
     Fe factor;
     if (use_scale) factor = scale[0];
-    for (int e = threadIdx.x; e < E; e += NTT256_THREADS) {
-        int c, t;
-        if (log_low == 0) {
-            t = e & (K - 1);
-            c = e >> log_k;
-        } else {
-            c = e & (C - 1);
-            t = e >> log_c;
+    auto store = [&](auto reversed) {
+        for (int e = threadIdx.x; e < E; e += NTT256_THREADS) {
+            int c, t;
+            if (log_low == 0) {
+                t = e & (K - 1);
+                c = e >> log_k;
+            } else {
+                c = e & (C - 1);
+                t = e >> log_c;
+            }
+            if (lane0 + c < total_lanes) {
+                const long long f = decltype(reversed)::value ? reversed_lane(lane0 + c) : lane0 + c;
+                Fe v = sm[c * K + t];
+                if (!DIT && log_low > 0)
+                    v = mont_mul<F>(v, four_step_twiddle<F>(f & low_mask, t, log_k, log_low, tw_shift, tw_low,
+                                                            tw_high, tw_bits, tw_direct, pd), pd);
+                if (use_scale) v = mont_mul<F>(v, factor, pd);
+                out[position(f, t)] = v;
+            }
         }
-        const long long f = lane0 + c;
-        if (f < total_lanes) {
-            const long long r = f & low_mask;
-            const long long addr = ((f >> log_low) << (log_low + log_k)) + ((long long)t << log_low) + r;
-            Fe v = sm[c * K + t];
-            if (!DIT && log_low > 0)
-                v = mont_mul<F>(v, four_step_twiddle<F>(r, t, log_k, log_low, tw_shift, tw_low, tw_high, tw_bits,
-                                                        tw_direct, pd), pd);
-            if (use_scale) v = mont_mul<F>(v, factor, pd);
-            out[addr] = v;
+    };
+    if constexpr (BITREV_IN) {
+        if (lanes_reversed) {
+            store(Bool<true>());
+            return;
         }
     }
-}
-
-// out[row, bitrev(i)] = in[row, i] (out must not overlap in), one element per thread: for transforms
-// shorter than a tile (bitrev_tiles256).
-__global__ void bitrev_permute256(const Fe* __restrict__ in, Fe* __restrict__ out, long long total, int log_n) {
-    const long long n_mask = (1ll << log_n) - 1;
-    for (long long idx = blockIdx.x * (long long)blockDim.x + threadIdx.x; idx < total;
-         idx += (long long)gridDim.x * blockDim.x) {
-        const long long i = idx & n_mask;
-        const long long j = log_n ? (long long)(__brevll((u64)i) >> (64 - log_n)) : 0;
-        out[(idx - i) + j] = in[idx];
-    }
-}
-
-// The same permutation through shared memory, for log_n >= 2 BITREV256_TILE_BITS (T): i = (a, b, c) with a
-// and c of T bits, so bitrev(i) = (rev c, rev b, rev a). A tile is one (row, b): it reads the 2^T runs
-// in[row, (a, b, .)] and writes the 2^T runs out[row, (rev c, rev b, .)], so both sides move contiguous runs
-// of 2^T elements. On an H100 at 2^28, natural -> natural took 34 ms more than natural -> bit-reversed
-// with one scattered element per thread, 5 ms more with tiles.
-__global__ void __launch_bounds__(NTT256_THREADS)
-    bitrev_tiles256(const Fe* __restrict__ in, Fe* __restrict__ out, long long tiles, int log_n) {
-    constexpr int T = BITREV256_TILE_BITS, S = 1 << T, W = S + 1;  // W: rows padded against bank conflicts
-    extern __shared__ __align__(32) unsigned char smem_raw[];
-    Fe* tile = reinterpret_cast<Fe*>(smem_raw);
-    const int m = log_n - 2 * T;  // bits of b
-    for (long long t_id = blockIdx.x; t_id < tiles; t_id += gridDim.x) {
-        const long long row = t_id >> m, b = t_id & ((1ll << m) - 1);
-        const long long rb = m ? (long long)(__brevll((unsigned long long)b) >> (64 - m)) : 0;
-        const Fe* src = in + (row << log_n);
-        Fe* dst = out + (row << log_n);
-        for (int t = threadIdx.x; t < S * S; t += blockDim.x) {
-            const int a = t >> T, c = t & (S - 1);
-            tile[a * W + c] = src[((long long)a << (m + T)) | (b << T) | c];
-        }
-        __syncthreads();
-        for (int t = threadIdx.x; t < S * S; t += blockDim.x) {
-            const int c = t >> T, ra = t & (S - 1);  // consecutive threads: consecutive outputs
-            const int a = (int)(__brev((unsigned)ra) >> (32 - T)), rc = (int)(__brev((unsigned)c) >> (32 - T));
-            dst[((long long)rc << (m + T)) | (rb << T) | ra] = tile[a * W + c];
-        }
-        __syncthreads();  // the tile is refilled by the next iteration
-    }
+    store(Bool<false>());
 }
 
 // out[row, i] = in[row, i] * base^i, base^i = high[i >> bits] * low[i & (2^bits - 1)] (Montgomery form):
@@ -330,9 +323,11 @@ __global__ void field_ops256(const Fe* __restrict__ a, const Fe* __restrict__ b,
 // address instantiates it.
 #ifndef __CUDACC_RTC__
 #define NTT256_INSTANTIATE(F)                                                                                  \
-    extern void* const ntt256_kernels_##F[] = {(void*)&ntt256_pass<F, false>, (void*)&ntt256_pass<F, true>,   \
-                                        (void*)&scale_by_powers256<F>, (void*)&field_ops256<F>,                \
-                                        (void*)&twiddle_grid256<F>};
+    extern void* const ntt256_kernels_##F[] = {                                                                \
+        (void*)&ntt256_pass<F, false, false>, (void*)&ntt256_pass<F, true, false>,                             \
+        (void*)&ntt256_pass<F, false, true>,  (void*)&ntt256_pass<F, true, true>,                              \
+        (void*)&scale_by_powers256<F>,        (void*)&field_ops256<F>,                                         \
+        (void*)&twiddle_grid256<F>};
 NTT256_INSTANTIATE(BN254Fr)
 NTT256_INSTANTIATE(BLS12_381Fr)
 NTT256_INSTANTIATE(BLS12_377Fr)

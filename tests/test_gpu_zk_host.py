@@ -11,7 +11,7 @@ import pytest
 
 from hebatch.backend.cpu.ntt256 import NumpyFieldNTT
 from hebatch.backend.gpu import ntt256 as gpu_zk
-from hebatch.backend.kernels import BITREV256_TILE_BITS, GRID256_PARAMS, NTT256_PASS_PARAMS
+from hebatch.backend.kernels import GRID256_PARAMS, NTT256_PASS_PARAMS
 from hebatch.field import BLS12_377_FR, BLS12_381_FR, BN254_FR
 from hebatch.ntt.launch import FIELD_DIRECT_TWIDDLE_MAX_LOG
 
@@ -61,9 +61,14 @@ class Kernel:
         )
         sub, low, high, scale = (at(prm[k]).reshape(-1, 4) for k in ("sub_tw", "tw_low", "tw_high", "scale"))
         use_scale, tw_direct = int(prm["use_scale"]), int(prm["tw_direct"])
-        dit = self.name.endswith("true>")
+        dit, bitrev_in = (flag == "true" for flag in self.name.rstrip(">").split(",")[1:])
         assert grid << log_c >= lanes > (grid - 1) << log_c and smem == (32 << log_k) << log_c
         values = ints(f, src)
+        if bitrev_in:  # position i of each row from bitrev(i); a first pass, never in place, no twiddled loads
+            assert not np.shares_memory(src, out) and not (dit and log_low)
+            n = 1 << log_n
+            rev = [int(format(i, f"0{log_n}b")[::-1], 2) for i in range(n)]
+            values = [values[a - a % n + rev[a % n]] for a in range(len(values))]
         shift = log_n - log_low - log_k
         sub_i, low_i, high_i = mont_all(f, sub), mont_all(f, low), mont_all(f, high)
 
@@ -98,18 +103,6 @@ class Kernel:
             for a, x in zip(addrs, v):
                 values[a] = x
         put(out, f, values)
-
-    def bitrev_permute256(self, grid, smem, src, out, total, log_n):
-        assert not np.shares_memory(src, out)
-        flat_in, flat_out = src.reshape(-1, 4), out.reshape(-1, 4)
-        for i in range(int(total)):
-            j = i & ((1 << int(log_n)) - 1)
-            flat_out[i - j + int(format(j, f"0{int(log_n)}b")[::-1] or "0", 2)] = flat_in[i]
-
-    def bitrev_tiles256(self, grid, smem, src, out, tiles, log_n):
-        side = 1 << BITREV256_TILE_BITS
-        assert smem == 32 * side * (side + 1) and int(tiles) * side * side == src.size // 4
-        self.bitrev_permute256(grid, 0, src, out, src.size // 4, log_n)
 
     def scale_by_powers256(self, grid, smem, src, out, total, log_n, low, high, bits):
         f, bits = self.field, int(bits)

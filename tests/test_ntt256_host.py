@@ -13,7 +13,7 @@ import pytest
 
 from hebatch.backend.cpu.ntt256 import NumpyFieldNTT
 from hebatch.backend.gpu import ntt256 as gpu_zk
-from hebatch.backend.kernels import BITREV256_TILE_BITS, KERNEL_DEFINES
+from hebatch.backend.kernels import KERNEL_DEFINES
 from hebatch.field import BLS12_377_FR, BLS12_381_FR, BN254_FR
 from hebatch.ntt.launch import FIELD_DIRECT_TWIDDLE_MAX_LOG
 
@@ -32,14 +32,14 @@ SOURCE = (
     + RUN_GRID
     + r"""
 #define HOST_KERNELS(F, I)                                                                                     \
-    extern "C" void host_pass_##I(unsigned g, unsigned b, int dit, const Fe* in, Fe* out,                      \
+    extern "C" void host_pass_##I(unsigned g, unsigned b, int dit, int bitrev_in, const Fe* in, Fe* out,       \
                                   const Ntt256PassParams* prm) {                                               \
         const Ntt256PassParams p = *prm;                                                                       \
         run_grid(g, b, [=] {                                                                                   \
             if (dit)                                                                                           \
-                ntt256_pass<F, true>(in, out, p);                                                              \
+                bitrev_in ? ntt256_pass<F, true, true>(in, out, p) : ntt256_pass<F, true, false>(in, out, p);  \
             else                                                                                               \
-                ntt256_pass<F, false>(in, out, p);                                                             \
+                bitrev_in ? ntt256_pass<F, false, true>(in, out, p) : ntt256_pass<F, false, false>(in, out, p); \
         });                                                                                                    \
     }                                                                                                          \
     extern "C" void host_scale_##I(unsigned g, unsigned b, const Fe* in, Fe* out, long long total, int log_n,  \
@@ -57,12 +57,6 @@ SOURCE = (
 HOST_KERNELS(BN254Fr, 0)
 HOST_KERNELS(BLS12_381Fr, 1)
 HOST_KERNELS(BLS12_377Fr, 2)
-extern "C" void host_bitrev(unsigned g, unsigned b, const Fe* in, Fe* out, long long total, int log_n) {
-    run_grid(g, b, [=] { bitrev_permute256(in, out, total, log_n); });
-}
-extern "C" void host_bitrev_tiles(unsigned g, unsigned b, const Fe* in, Fe* out, long long tiles, int log_n) {
-    run_grid(g, b, [=] { bitrev_tiles256(in, out, tiles, log_n); });
-}
 """
 )
 
@@ -94,14 +88,11 @@ class HostKernel:
         index = STRUCT_INDEX.get(rest.split(",")[0].rstrip(">"))
         c_args = [ctypes.c_uint(grid[0]), ctypes.c_uint(block[0])] + [_c_arg(a) for a in args]
         if base == "ntt256_pass":
+            dit, bitrev_in = (flag == "true" for flag in rest.rstrip(">").split(",")[1:])
             fn, c_args = (
                 getattr(self.lib, f"host_pass_{index}"),
-                c_args[:2] + [ctypes.c_int(rest.endswith("true>"))] + c_args[2:],
+                c_args[:2] + [ctypes.c_int(dit), ctypes.c_int(bitrev_in)] + c_args[2:],
             )
-        elif base == "bitrev_permute256":
-            fn = self.lib.host_bitrev
-        elif base == "bitrev_tiles256":
-            fn = self.lib.host_bitrev_tiles
         else:
             fn = getattr(
                 self.lib,
@@ -148,34 +139,24 @@ def test_kernel_source_on_host_threads_matches_cpu(engine, log_n, batch):
             assert (np.asarray(got) == cpu.inverse(x, field, w, inp, outp)).all(), (field.name, inp, outp)
 
 
-def test_kernel_source_on_host_threads_same_orders_through_tiles(engine):
-    """natural -> natural and bitrev -> bitrev at a size whose permutation runs in shared-memory tiles."""
+@pytest.mark.parametrize("log_n,log_block", [(9, 5), (10, 6), (11, 8), (7, 7)])
+def test_kernel_source_on_host_threads_same_orders_read_bit_reversed(engine, log_n, log_block):
+    """natural -> natural and bitrev -> bitrev, whose first pass reads its input bit-reversed: plans of several
+    passes with small blocks (a DIT's first pass with several lanes a block, taken in bit-reversed order; a DIF's
+    first pass with low bits) and of one pass."""
+    engine = Planned(engine.engine, log_block=log_block, max_log_k_strided=3, **engine.options)
+    passes = engine.plan(np.zeros((3, 1 << log_n, 4))).passes(True, False)
+    assert len(passes) >= 2 or passes[0].log_k == log_n
     rng = np.random.default_rng()
     cpu = NumpyFieldNTT()
-    field = FIELDS[list(FIELDS)[int(rng.integers(3))]]
-    n = 1 << (2 * BITREV256_TILE_BITS + 2)  # b of two bits: rev(b) differs from b
-    x = random_elements(rng, field, (2, n))
-    w = field.root_of_unity(n)
+    field = list(FIELDS.values())[int(rng.integers(3))]
+    x = random_elements(rng, field, (3, 1 << log_n))
+    w = field.root_of_unity(1 << log_n)
     for order in ("natural", "bitrev"):
         got = engine.forward(x.view(FakeArray), field, w, order, order)
         assert (np.asarray(got) == cpu.forward(x, field, w, order, order)).all(), (field.name, order)
-
-
-@pytest.mark.parametrize("batch,log_n,grid", [(1, 2 * BITREV256_TILE_BITS, 1), (3, 10, 2), (2, 11, 5)])
-def test_bitrev_tiles_matches_the_permutation(lib, batch, log_n, grid):
-    """Tiles against the permutation computed in NumPy; with fewer blocks than tiles, each block takes
-    several tiles in turn and reuses its shared tile."""
-    rng = np.random.default_rng()
-    n = 1 << log_n
-    x = rng.integers(0, 2**64, size=(batch, n, 4), dtype=np.uint64)
-    out = np.zeros_like(x)
-    HostKernel(lib, "bitrev_tiles256")(
-        (grid,), (gpu_zk.THREADS,), (x, out, np.int64(batch * n >> (2 * BITREV256_TILE_BITS)), np.int32(log_n))
-    )
-    perm = np.array([int(format(i, f"0{log_n}b")[::-1], 2) for i in range(n)])
-    want = np.empty_like(x)
-    want[:, perm] = x
-    assert (out == want).all()
+        got = engine.inverse(x.view(FakeArray), field, w, order, order)
+        assert (np.asarray(got) == cpu.inverse(x, field, w, order, order)).all(), (field.name, order)
 
 
 def test_kernel_source_on_host_threads_other_kernels(engine):

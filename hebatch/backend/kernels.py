@@ -36,12 +36,6 @@ MAX_THREADS = 1024
 # 2026-11-23 with benchmarks/zk_bench.py (benchmarks/results/zk-H100-80GB-HBM3-2026-11-23.json).
 NTT256_THREADS = 256
 NTT256_LOG_BLOCK = 11
-# bitrev_tiles256: tiles of 2^T x 2^T elements, runs of 2^T elements (512 bytes) on both sides; not swept:
-# with T = 4 natural -> natural came within 10% of natural -> bit-reversed (H100, 2026-11-26,
-# benchmarks/results/zk-bitrev-tiles-ab-H100-80GB-HBM3-2026-11-26.json)
-BITREV256_TILE_BITS = 4
-# its shared memory: a tile of 32-byte elements with rows padded by one element (kernels/ntt256.cu)
-BITREV256_TILE_SMEM = 32 * (1 << BITREV256_TILE_BITS) * ((1 << BITREV256_TILE_BITS) + 1)
 
 # -D defines of each kernel file, added to its compile options by the loader (and by the prebuild tool)
 KERNEL_DEFINES = {
@@ -49,7 +43,6 @@ KERNEL_DEFINES = {
     "ntt256.cu": (
         ("NTT256_THREADS", str(NTT256_THREADS)),
         ("NTT256_LOG_BLOCK", str(NTT256_LOG_BLOCK)),
-        ("BITREV256_TILE_BITS", str(BITREV256_TILE_BITS)),
     ),
 }
 

@@ -112,7 +112,7 @@ def main(argv=None):
                 )
                 try:
                     ms = cuda_time(lambda a: run(a, field, w, inp, outp, plan=plan), inputs, reps)
-                    passes = len(field_pass_sizes(log_n, plan.log_block)) + (1 if inp == outp else 0)
+                    passes = len(field_pass_sizes(log_n, plan.log_block))
                     mem_floor = passes * 2 * nbytes / (copy_gbps * 1e6)
                     imads = mont_mul_count(log_n, batch, direction == "inverse") * IMADS_PER_MONT
                     int_floor = imads / imad_per_s * 1e3

@@ -8,8 +8,8 @@ synchronisation; results are fresh C-ordered arrays.
 Orders (one output buffer, no scratch copy):
   forward natural -> bitrev : DIF passes (x -> out)
   forward bitrev  -> natural: DIT passes (x -> out)
-  natural -> natural        : bit-reversal permutation (x -> out), then DIT in place
-  bitrev  -> bitrev         : bit-reversal permutation (x -> out), then DIF in place
+  natural -> natural        : DIT passes (x -> out), the first reading x bit-reversed (no permutation pass)
+  bitrev  -> bitrev         : DIF passes likewise
 Inverse transforms run the same with root^-1, n^-1 applied on the last NTT pass. The passes of each
 transform come finished from its launch plan (`plan=`, hebatch.ntt.launch.field_plan); each launch
 passes its buffers and one parameter struct (kernels/launch.cuh).
@@ -26,8 +26,6 @@ from ...field import BLS12_377_FR, BLS12_381_FR, BN254_FR, PrimeField
 from ..cache import TABLES, instance_tokens
 from ..interface import FieldNTT
 from ..kernels import (
-    BITREV256_TILE_BITS,
-    BITREV256_TILE_SMEM,
     GRID256_PARAMS,
     NTT256_LOG_BLOCK,
     NTT256_PASS_PARAMS,
@@ -167,32 +165,26 @@ class CupyFieldNTT(FieldNTT):
         return x
 
     # -- device state ----------------------------------------------------------------------------
-    def _module(self, field):
-        key = (self.xp.cuda.Device().id, "module", field.p)
+    def _module(self, field, bitrev_in=False):
+        """The kernels of `field`; bitrev_in: the pass kernels reading their input bit-reversed (the first passes of
+        same-order transforms), compiled apart on their first use."""
+        key = (self.xp.cuda.Device().id, "module", field.p, bitrev_in)
         with self._lock:
             found = self._modules.get(key)
         if found is None:
-            found = self._load(field)
+            found = self._load(field, bitrev_in)
             with self._lock:
                 self._modules[key] = found
         return found
 
-    def _load(self, field):
+    def _load(self, field, bitrev_in):
         s = FIELD_STRUCTS[field.p]
-        names = (
-            f"ntt256_pass<{s},false>",
-            f"ntt256_pass<{s},true>",
-            f"scale_by_powers256<{s}>",
-            f"field_ops256<{s}>",
-            "bitrev_permute256",
-            f"twiddle_grid256<{s}>",
-            "bitrev_tiles256",
-        )
+        flag = "true" if bitrev_in else "false"
+        passes = (f"ntt256_pass<{s},false,{flag}>", f"ntt256_pass<{s},true,{flag}>")
+        others = () if bitrev_in else (f"scale_by_powers256<{s}>", f"field_ops256<{s}>", f"twiddle_grid256<{s}>")
+        names = passes + others
         module = load_module("ntt256.cu", defines=self.defines, name_expressions=names)
-        kernels = {
-            key: module.get_function(nm)
-            for key, nm in zip(("dif", "dit", "scale", "ops", "bitrev", "grid", "bitrev_tiles"), names)
-        }
+        kernels = {key: module.get_function(nm) for key, nm in zip(("dif", "dit", "scale", "ops", "grid"), names)}
         for key in ("dif", "dit"):  # blocks of up to 2^NTT256_LOG_BLOCK elements of 32 bytes (64 KiB)
             kernels[key].max_dynamic_shared_size_bytes = 32 << NTT256_LOG_BLOCK
         return kernels
@@ -222,17 +214,22 @@ class CupyFieldNTT(FieldNTT):
         return self._cached(("ntt", field.p, log_n, root), build)
 
     # -- transforms --------------------------------------------------------------------------------
-    def _passes(self, src, out, field, root, dit, scale, plan):
-        """Run one DIF/DIT transform of src into out (out may be src), the passes of `plan`."""
+    def _passes(self, src, out, field, root, dit, scale, plan, bitrev_in=False):
+        """Run one DIF/DIT transform of src into out (out may be src), the passes of `plan`; bitrev_in: of src
+        bit-reversed (the first pass reads it so, out must not overlap src)."""
         for i, p in enumerate(plan.passes(dit, scale)):
-            self.run_pass(src if i == 0 else out, out, field, root, p)
+            self.run_pass(src if i == 0 else out, out, field, root, p, bitrev_in=bitrev_in and i == 0)
 
-    def run_pass(self, src, out, field, root, p):
+    def run_pass(self, src, out, field, root, p, *, bitrev_in=False):
         """One ntt256_pass launch (`p`: a hebatch.ntt.launch.FieldPass) of a transform of src's size with
-        this root (a building block, exposed so that tests can check a single pass against its model)."""
+        this root (a building block, exposed so that tests can check a single pass against its model);
+        bitrev_in: read position i of each row of src from its position bitrev(i) (a transform's first pass,
+        with no 4-step twiddles on its loads; out must not overlap src)."""
         batch, n, _ = src.shape
         log_n = n.bit_length() - 1
-        kernel = self._module(field)["dit" if p.dit else "dif"]
+        kernel = self._module(field, bitrev_in)["dit" if p.dit else "dif"]
+        if bitrev_in and (p.dit and p.log_low > 0):
+            raise ValueError("bitrev_in is for a transform's first pass: this DIT pass has low bits (twiddled loads)")
 
         def build():
             t = self._ntt_tables(field, root, log_n)
@@ -259,7 +256,7 @@ class CupyFieldNTT(FieldNTT):
             # the struct holds the tables' addresses: the entry keeps the tables alive with it
             return BoundLaunch(kernel, p.grid, THREADS, p.smem, params, buffers=2), (t, low, high)
 
-        launch, _tables = self._cached(("pass", field.p, root, log_n, batch, p), build)
+        launch, _tables = self._cached(("pass", field.p, root, log_n, batch, p, bitrev_in), build)
         launch(src, out)
 
     def _direct_table(self, field, root, log_n, log_k, log_low, scaled):
@@ -274,22 +271,6 @@ class CupyFieldNTT(FieldNTT):
             return table.reshape(-1, LIMBS)
 
         return self._cached(("direct", field.p, log_n, root, log_k, log_low, scaled), build)
-
-    def _bitrev(self, src, out, field):
-        batch, n, _ = src.shape
-        log_n, total = n.bit_length() - 1, batch * n
-        device = self.xp.cuda.Device().id
-        if log_n >= 2 * BITREV256_TILE_BITS:
-            tiles = total >> (2 * BITREV256_TILE_BITS)
-            self._module(field)["bitrev_tiles"](
-                (elementwise_blocks(tiles * THREADS, THREADS, device),),
-                (THREADS,),
-                (src, out, np.int64(tiles), np.int32(log_n)),
-                shared_mem=BITREV256_TILE_SMEM,
-            )
-            return
-        blocks = elementwise_blocks(total, THREADS, device)
-        self._module(field)["bitrev"]((blocks,), (THREADS,), (src, out, np.int64(total), np.int32(log_n)))
 
     @staticmethod
     def _check_plan(plan, x):
@@ -317,11 +298,9 @@ class CupyFieldNTT(FieldNTT):
             out[...] = x
             return out
         w = pow(root, -1, field.p) if inverse else root
-        if input_order == output_order:  # permute first, then the transform that flips the order, in place
-            self._bitrev(x, out, field)
-            self._passes(out, out, field, w, input_order == "natural", inverse, plan)
-        else:
-            self._passes(x, out, field, w, input_order == "bitrev", inverse, plan)
+        # the same orders: the transform that flips the order, its first pass reading x bit-reversed
+        same = input_order == output_order
+        self._passes(x, out, field, w, (input_order == "natural") == same, inverse, plan, bitrev_in=same)
         return out
 
     def forward(self, x, field: PrimeField, root: int, input_order="natural", output_order="natural", *, plan=None):
