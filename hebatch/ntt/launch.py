@@ -125,7 +125,9 @@ def transform_launches(
 # (NTT256_LOG_BLOCK of hebatch/backend/kernels.py) and FIELD_MAX_LOG_K_STRIDED: the run in
 # benchmarks/results/zk-H100-80GB-HBM3-2026-11-23.json; FIELD_DIRECT_TWIDDLE_MAX_LOG (raised from 20 to
 # 24 that afternoon): the run in zk-H100-80GB-HBM3-2026-11-23-wide-chains.json. Neither file holds the
-# alternatives that were tried; re-run zk_bench.py before changing one.
+# alternatives that were tried; re-run zk_bench.py before changing one. FIELD_MAX_LOG_K_STRIDED 7, 8 and 10 against
+# 9 on 2026-11-27 (zk-plan-strided-probe-H100-80GB-HBM3-2026-11-27.json): 9 fastest or within 1% at 2^20 x 16 and
+# 2^24-2^28.
 FIELD_WORD_BYTES = 32  # one element: 4 limbs of 64 bits
 FIELD_MAX_LOG_K_STRIDED = 9  # passes over strided columns keep >= 4 consecutive columns (128 bytes) per block
 FIELD_DIRECT_TWIDDLE_MAX_LOG = 24  # passes whose 4-step twiddles span M <= 2^24 read them from one M-entry table

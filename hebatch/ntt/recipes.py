@@ -145,7 +145,9 @@ def small_batch_split(log_n: int, rows: int, word_bytes: int) -> tuple[int, int]
 # benchmarks/results/ntt-small-split-radix-ab-H100-80GB-HBM3-2026-11-26.json): n16384 decryption (7 rows)
 # 0.90x, encryption 0.95x; n8192 encryption 0.91x, relinearization 0.93x, decryption 0.96x, the rest within 2%.
 # With 8 elements in every pass, n16384 multiplication (48-64 rows of 2^14 per transform) ran 1.04x: hence
-# the limit.
+# the limit. Again on 2026-11-27 with the PTX products, the limit at 2^20: one n16384 multiplication 1.02x,
+# relinearization and rotation 1.045x
+# (benchmarks/results/bfv-small-split-radix-limit-probe-H100-80GB-HBM3-2026-11-27.json).
 SMALL_SPLIT_RADIX_LOG = 3
 SMALL_SPLIT_RADIX_MAX_LOG = {8: 18, 4: 0}
 
