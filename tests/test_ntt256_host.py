@@ -139,14 +139,24 @@ def test_kernel_source_on_host_threads_matches_cpu(engine, log_n, batch):
             assert (np.asarray(got) == cpu.inverse(x, field, w, inp, outp)).all(), (field.name, inp, outp)
 
 
-@pytest.mark.parametrize("log_n,log_block", [(9, 5), (10, 6), (11, 8), (7, 7)])
-def test_kernel_source_on_host_threads_same_orders_read_bit_reversed(engine, log_n, log_block):
+@pytest.mark.parametrize(
+    "log_n,log_block,first_dit,first_dif",
+    [
+        (9, 5, (3, 0, 2), (3, 6, 2)),
+        (10, 6, (4, 0, 2), (3, 7, 3)),
+        (11, 8, (8, 0, 0), (3, 8, 5)),
+        (7, 7, (7, 0, 0), (7, 0, 0)),
+    ],
+)
+def test_kernel_source_on_host_threads_same_orders_read_bit_reversed(engine, log_n, log_block, first_dit, first_dif):
     """natural -> natural and bitrev -> bitrev, whose first pass reads its input bit-reversed: plans of several
-    passes with small blocks (a DIT's first pass with several lanes a block, taken in bit-reversed order; a DIF's
-    first pass with low bits) and of one pass."""
+    passes with small blocks (a DIT's first pass (log_k, log_low, log_c) with lanes taken in bit-reversed order,
+    several a block or one; a DIF's first pass with low bits) and of one pass."""
     engine = Planned(engine.engine, log_block=log_block, max_log_k_strided=3, **engine.options)
-    passes = engine.plan(np.zeros((3, 1 << log_n, 4))).passes(True, False)
-    assert len(passes) >= 2 or passes[0].log_k == log_n
+    plan = engine.plan(np.zeros((3, 1 << log_n, 4)))
+    for dit, want in ((True, first_dit), (False, first_dif)):
+        p = plan.passes(dit, False)[0]
+        assert (p.log_k, p.log_low, p.log_c) == want, (dit, p)
     rng = np.random.default_rng()
     cpu = NumpyFieldNTT()
     field = list(FIELDS.values())[int(rng.integers(3))]
