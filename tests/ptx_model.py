@@ -79,6 +79,8 @@ def run(instructions, values: list[int]) -> list[int]:
         if parts[0] == "selp":  # selp.TYPE d, a, b, p
             put(args[0], get(args[1]) if get(args[3]) else get(args[2]))
             continue
+        if parts[0] in ("mul", "mad", "madc") and parts[1] not in ("lo", "hi"):  # .wide: results of twice the width
+            raise ValueError(f"instruction not modelled: {ins}")
         mask = MASKS[parts[-1]]
         bits = mask.bit_length()
         sets_cc = "cc" in parts

@@ -228,7 +228,7 @@ class CupyFieldNTT(FieldNTT):
         batch, n, _ = src.shape
         log_n = n.bit_length() - 1
         kernel = self._module(field, bitrev_in)["dit" if p.dit else "dif"]
-        if bitrev_in and (p.dit and p.log_low > 0):
+        if bitrev_in and p.dit and p.log_low > 0:
             raise ValueError("bitrev_in is for a transform's first pass: this DIT pass has low bits (twiddled loads)")
 
         def build():
