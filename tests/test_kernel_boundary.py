@@ -3,6 +3,7 @@ field (offsetof/sizeof), the enums value by value and the -D constants, as stati
 the host C++ compiler and, where installed, nvcc. A field, mode or constant out of order fails to compile
 instead of giving wrong numbers."""
 
+import pathlib
 import shutil
 import subprocess
 
@@ -384,3 +385,13 @@ def test_bound_launch_runs_a_kernel_with_its_buffers_and_struct():
         got = out.get()
         assert (got[:32] == (x + y).get()).all()
         assert got[32:].tolist() == [int(params["a"][0]), int(params["b"][0]), int(params["c"][0])]
+
+
+@needs_nvcc
+def test_cluster_probe_source_compiles_against_the_kernels(tmp_path):
+    """benchmarks/ntt_cluster_probe.cu calls ntt.cu's ntt_steps: it keeps compiling as ntt.cu changes."""
+    probe = pathlib.Path(__file__).resolve().parent.parent / "benchmarks" / "ntt_cluster_probe.cu"
+    variants = ("false,2", "true,2", "true,3", "true,4")
+    kernels = ", ".join(f"(void*)&cluster_ntt_2p14<Mod60,{v}>" for v in variants)
+    source = probe.read_text() + f"void* const probe_kernels[] = {{{kernels}}};\n"
+    nvcc_build(source, tmp_path, define_options("ntt.cu"))
