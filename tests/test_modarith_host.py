@@ -4,11 +4,15 @@ random transform inputs almost never reach them. reduce_product and mul_tw_reduc
 and general products, are checked for every reduction kind on word-wide inputs."""
 
 import ctypes
+import importlib.util
 import itertools
+import pathlib
 
 import numpy as np
 import pytest
 
+from hebatch.arith import with_companions
+from hebatch.backend.kernels import modconst_rows
 from hebatch.field import BABYBEAR, ntt_primes
 
 from .host_kernels import compiler, host_library
@@ -137,3 +141,50 @@ def test_reduce_product_ends_every_product_below_q(arith, q):
         assert int(tw_out[i]) == xs[i] * ws[i] % q, (arith, q, xs[i], ws[i])
         assert int(exact_out[i]) == xs[i] * ws[i] % q, (arith, q, xs[i], ws[i])
         assert int(mul_out[i]) == ops[i] * ops_b[i] % q, (arith, q, ops[i], ops_b[i])
+
+
+BUTTERFLY_BENCHMARK = pathlib.Path(__file__).resolve().parent.parent / "benchmarks" / "butterfly_throughput"
+BUTTERFLY_ROUNDS = r"""
+#define ROUNDS(A)                                                                                                   \
+    extern "C" void rounds_##A(A::T* x, const A::Tw* tw, const ModConst* c, int rounds, unsigned blocks,           \
+                               unsigned threads) {                                                                  \
+        for (unsigned b = 0; b < blocks; ++b)                                                                       \
+            for (unsigned t = 0; t < threads; ++t) {                                                                \
+                host_set_dims(b, 0, t, blocks, 1, threads);                                                         \
+                butterfly_rounds<A>(x, tw, c, rounds);                                                              \
+            }                                                                                                       \
+    }
+ROUNDS(Mod60)
+ROUNDS(Mod64)
+ROUNDS(Goldilocks)
+ROUNDS(Mod32)
+"""
+
+
+@pytest.mark.parametrize("name", ["q60", "q62", "goldilocks", "babybear"])
+def test_butterfly_benchmark_rounds_match_python_ints(name):
+    """benchmarks/butterfly_throughput.cu built for the CPU (2 blocks of 8 threads, 3 rounds) equals its Python-int
+    oracle for every arithmetic it times."""
+    spec = importlib.util.spec_from_file_location("butterfly_throughput", BUTTERFLY_BENCHMARK.with_suffix(".py"))
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    ((_, q, arith, dtype),) = [c for c in bench.CASES if c[0] == name]
+    bits = 32 if dtype == np.uint32 else 64
+    lib = host_library(BUTTERFLY_BENCHMARK.with_suffix(".cu").read_text() + BUTTERFLY_ROUNDS, headers=("modarith.cuh",))
+    rng = np.random.default_rng()
+    blocks, threads, rounds = 2, 8, 3
+    stride = blocks * threads
+    tw = with_companions(q, rng.integers(1, min(q, 2**63), size=256, dtype=np.uint64), bits)
+    x = (rng.integers(0, 2**63, size=16 * stride, dtype=np.uint64) % np.uint64(q)).astype(dtype)
+    before = x.copy()
+    consts = modconst_rows([q])
+    getattr(lib, f"rounds_{arith}")(
+        *(ctypes.c_void_p(a.ctypes.data) for a in (x, tw, consts)),
+        ctypes.c_int(rounds),
+        ctypes.c_uint(blocks),
+        ctypes.c_uint(threads),
+    )
+    for i in range(stride):
+        values = [int(before[i + e * stride]) for e in range(16)]
+        want = bench.oracle(values, tw[(i & 31) * 8 : (i & 31) * 8 + 8, 0], q, rounds)
+        assert [int(x[i + e * stride]) for e in range(16)] == want, (name, i)
