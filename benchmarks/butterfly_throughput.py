@@ -66,8 +66,7 @@ def main(out_path):
     for (name, q, arith, dtype), kname in zip(CASES, names):
         kernel = module.get_function(kname)
         bits = 32 if dtype == np.uint32 else 64
-        twiddles = np.array([int(rng.integers(1, min(q, 2**63))) for _ in range(256)], dtype=np.uint64)
-        tw = cp.asarray(with_companions(q, twiddles % np.uint64(q), bits))
+        tw = cp.asarray(with_companions(q, rng.integers(1, min(q, 2**63), size=256, dtype=np.uint64), bits))
         consts = cp.asarray(modconst_rows([q]).view(np.uint8))
 
         def run(blocks, rounds, x):
