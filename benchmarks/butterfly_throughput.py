@@ -18,7 +18,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
 from hebatch.arith import with_companions
 from hebatch.backend.gpu.loader import COMPILE_OPTIONS, kernel_dir
 from hebatch.backend.kernels import modconst_rows
-from hebatch.benchmarks.harness import device_name
+from hebatch.benchmarks.harness import cuda_time, device_name
 from hebatch.benchmarks.ntt import MODULI_BY_NAME
 from hebatch.field import ntt_primes
 
@@ -92,16 +92,7 @@ def main(out_path):
         x = cp.asarray(
             (rng.integers(0, 2**63, size=16 * blocks * THREADS, dtype=np.uint64) % np.uint64(q)).astype(dtype)
         )
-        start, stop = cp.cuda.Event(), cp.cuda.Event()
-        times = []
-        for k in range(9):
-            start.record()
-            run(blocks, TIMED_ROUNDS, x)
-            stop.record()
-            stop.synchronize()
-            if k >= 2:
-                times.append(cp.cuda.get_elapsed_time(start, stop))
-        ms = float(np.median(times))
+        ms = cuda_time(lambda a: run(blocks, TIMED_ROUNDS, a), [x], 7, warmup=2)
         butterflies = blocks * THREADS * TIMED_ROUNDS * BUTTERFLIES_PER_ROUND
         per_clock_sm = butterflies / (ms * 1e-3) / (max_mhz * 1e6) / sms
         r = dict(

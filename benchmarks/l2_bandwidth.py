@@ -11,6 +11,9 @@ import sys
 
 import cupy as cp
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
+from hebatch.benchmarks.harness import cuda_time
+
 SOURCE = r"""
 extern "C" __global__ void read_all(const ulonglong2* __restrict__ a, long long n, int reps,
                                     unsigned long long* sink) {
@@ -47,17 +50,7 @@ def main(out_path):
             ("copy", lambda: copy_all((blocks,), (256,), (a, b, cp.int64(n), cp.int32(reps))), 32),
         )
         for kind, launch, bytes_per_word in kinds:
-            launch()
-            cp.cuda.Device().synchronize()
-            start, end = cp.cuda.Event(), cp.cuda.Event()
-            times = []
-            for _ in range(5):
-                start.record()
-                launch()
-                end.record()
-                end.synchronize()
-                times.append(cp.cuda.get_elapsed_time(start, end) / 1e3)
-            seconds = sorted(times)[len(times) // 2]
+            seconds = cuda_time(lambda _, launch=launch: launch(), [None], 5, warmup=1) / 1e3
             r = dict(buffer_MB=mb, kind=kind, TBps=round(n * bytes_per_word * reps / seconds / 1e12, 2))
             results.append(r)
             print(r, flush=True)
